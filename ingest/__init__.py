@@ -1,0 +1,253 @@
+"""rooflake.ingest: one reader per profiler format behind one entry point.
+
+:func:`detect_format` looks at a file's first bytes (never its suffix); :func:`read` dispatches to the reader;
+:func:`ingest_file` reads one file and publishes it to a store; :func:`ingest_paths` expands files, directories and
+globs and ingests them, in worker processes when there are several (``ncu_report`` never frees what it read, so
+workers are replaced every :data:`TASKS_PER_WORKER` reports and memory stays flat).
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import hashlib
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.schema import RUNS, SCHEMA_VERSION, InputError, RooflakeError, UnsupportedFormatError
+from rooflake.schema.catalog import FP16_CONVENTIONS
+
+TASKS_PER_WORKER = 24
+
+# magic bytes -> format name; None = recognised but not readable yet (message says what it is)
+MAGICS: list[tuple[bytes, str]] = [
+    (b"NVR\x00", "ncu-rep"),
+    (b"NVIDIA Tegra Profiler Report", "nsys-rep"),
+    (b"SQLite format 3\x00", "sqlite"),
+]
+READABLE = {"ncu-rep"}
+_NOT_YET = {
+    "nsys-rep": "an Nsight Systems report (.nsys-rep); this rooflake reads Nsight Compute reports (.ncu-rep) only",
+    "sqlite": "an SQLite database (Nsight Systems export?); this rooflake reads Nsight Compute reports (.ncu-rep) only",
+}
+
+
+def detect_format(path: str | Path) -> str:
+    """Format name of ``path`` from its first bytes: ``ncu-rep``, ``nsys-rep`` or ``sqlite``.
+
+    Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except IsADirectoryError as e:
+        raise InputError(f"{path}: is a directory") from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    if not head:
+        raise InputError(f"{path}: empty file")
+    for magic, name in MAGICS:
+        if head.startswith(magic):
+            return name
+    raise UnsupportedFormatError(
+        f"{path}: unknown format (first bytes {head[:8]!r}); expected an Nsight Compute report (starts with NVR\\0)"
+    )
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
+    """Read any supported file into ``{"kernels", "metrics", "ceilings": pa.Table, "run": dict}``.
+
+    Raises :class:`UnsupportedFormatError` for formats without a reader, :class:`InputError` for bad files.
+    """
+    fmt = detect_format(path)
+    if fmt not in READABLE:
+        raise UnsupportedFormatError(f"{path}: {_NOT_YET[fmt]}")
+    from rooflake.ingest import ncu_rep
+
+    return ncu_rep.read(path, run_id=run_id, fp16=fp16)
+
+
+@dataclass
+class IngestResult:
+    """Summary of one ingested file (one line of ``rl ingest`` output)."""
+
+    path: str
+    run_id: str | None
+    status: str  # ingested | replaced | exists | error
+    kernels: int | None = None
+    metrics: int | None = None
+    gpu_name: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _rooflake_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rooflake")
+    except PackageNotFoundError:  # running from a source tree
+        return "unknown"
+
+
+def ingest_file(
+    path: str | Path,
+    store_root: str | Path | None,
+    labels: dict[str, str] | None = None,
+    *,
+    force: bool = False,
+    fp16: str = "ncu",
+) -> IngestResult:
+    """Read ``path`` and publish it as one run. Returns an :class:`IngestResult`.
+
+    Re-ingesting the same bytes is a no-op (status ``exists``) unless ``force``. Raises :class:`RooflakeError`
+    subclasses for bad input or an unwritable store; the store is then unchanged.
+    """
+    from rooflake.store import Store
+
+    if fp16 not in FP16_CONVENTIONS:
+        raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
+    path = Path(path)
+    store = Store(store_root)
+    fmt = detect_format(path)
+    if fmt not in READABLE:
+        raise UnsupportedFormatError(f"{path}: {_NOT_YET[fmt]}")
+    sha = file_sha256(path)
+    run_id = sha[:16]
+    if store.has_run(run_id) and not force:
+        return IngestResult(str(path), run_id, "exists")
+    out = read(path, run_id=run_id, fp16=fp16)
+    run = out["run"]
+    runs = pa.table(
+        {
+            "run_id": [run_id],
+            "source_path": [str(path.resolve())],
+            "source_sha256": [sha],
+            "source_bytes": [path.stat().st_size],
+            "source_format": [run["source_format"]],
+            "producer": [run["producer"]],
+            "command_line": [run["command_line"]],
+            "host": [run["host"]],
+            "gpu_name": [run["gpu_name"]],
+            "compute_capability": [run["compute_capability"]],
+            "n_kernels": [run["n_kernels"]],
+            "n_metrics": [run["n_metrics"]],
+            "derivation": [run["derivation"]],
+            "fp16_convention": [run["fp16_convention"]],
+            "ingested_at": [datetime.now(timezone.utc)],
+            "labels": [sorted((labels or {}).items())],
+            "rooflake_version": [_rooflake_version()],
+            "schema_version": [SCHEMA_VERSION],
+        },
+        schema=RUNS,
+    )
+    res = store.publish(run_id, {"runs": runs, **{t: out[t] for t in ("kernels", "metrics", "ceilings")}}, force=force)
+    return IngestResult(str(path), run_id, res.status, run["n_kernels"], run["n_metrics"], run["gpu_name"])
+
+
+def expand_paths(args: Iterable[str]) -> list[Path]:
+    """Files named by ``args``: files as given, directories recursively (files whose first bytes a reader
+    recognises), globs expanded. Raises :class:`InputError` for a missing path, a glob matching nothing, or a
+    directory holding no reports."""
+    out: list[Path] = []
+    for a in args:
+        p = Path(a)
+        if p.is_dir():
+            found = []
+            for f in sorted(x for x in p.rglob("*") if x.is_file()):
+                try:
+                    fmt = detect_format(f)
+                except RooflakeError:
+                    continue
+                if fmt in READABLE:
+                    found.append(f)
+            if not found:
+                raise InputError(f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        elif _glob.has_magic(a):
+            matches = sorted(Path(m) for m in _glob.glob(a, recursive=True) if Path(m).is_file())
+            if not matches:
+                raise InputError(f"{a}: no file matches this pattern")
+            out.extend(matches)
+        else:
+            raise InputError(f"{a}: no such file or directory")
+    seen: set[Path] = set()
+    uniq = []
+    for p in out:
+        r = p.resolve()
+        if r not in seen:
+            seen.add(r)
+            uniq.append(p)
+    return uniq
+
+
+def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestResult:
+    from rooflake.schema import StoreError
+
+    path, root, labels, force, fp16 = job
+    try:
+        return ingest_file(path, root, labels, force=force, fp16=fp16)
+    except StoreError as e:
+        return IngestResult(path, None, "store-error", error=str(e))
+    except RooflakeError as e:
+        return IngestResult(path, None, "error", error=str(e))
+
+
+def ingest_paths(
+    paths: list[Path],
+    store_root: str | Path | None,
+    labels: dict[str, str] | None = None,
+    *,
+    force: bool = False,
+    fp16: str = "ncu",
+    workers: int | None = None,
+    progress: Callable[[IngestResult], None] | None = None,
+) -> Iterator[IngestResult]:
+    """Ingest each path; yields one :class:`IngestResult` per file (status ``error`` with the message for a bad
+    file: the others still go in). One file is read in this process; several in ``workers`` spawned processes
+    (default: every core) replaced every :data:`TASKS_PER_WORKER` files. A :class:`StoreError` (unwritable store)
+    is raised, not yielded."""
+    from rooflake.schema import StoreError
+    from rooflake.store import Store
+
+    store = Store(store_root)
+    if paths:
+        store._ensure_root()
+        store.clean_staging()
+    root = str(store.root)
+    jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]
+    n = workers or os.cpu_count() or 1
+    if len(jobs) <= 1 or n == 1:
+        results: Iterable[IngestResult] = map(_worker, jobs)
+        for r in results:
+            if r.status == "store-error":
+                raise StoreError(r.error or "store error")
+            yield r
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
+        for r in pool.imap_unordered(_worker, jobs):
+            if r.status == "store-error":
+                pool.terminate()
+                raise StoreError(r.error or "store error")
+            yield r

@@ -1,0 +1,32 @@
+-- run_ceilings: the machine ceilings (roofs) of each run, one row per run x ceiling. ncu reports a peak per kernel
+-- launch (peak_sustained x that launch's clock); this takes the median over the run's launches, with min and max
+-- beside it so clock drift is visible. NaN or zero peaks (a failed replay) are left out of the median and counted.
+-- Columns:
+--   run_id, machine_key       run and gpu|cc|sm clock of the first kernel
+--   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR, TENSOR_<SRC>
+--   kind                      bandwidth | compute
+--   value                     byte/s or FLOP/s, median over kernels with a valid peak
+--   value_min, value_max      byte/s or FLOP/s
+--   clock_hz                  Hz, median clock of the unit the peak holds at
+--   unit                      byte/s | FLOP/s
+--   formula                   metric names used
+--   source                    ncu-report | ...
+--   n_kernels                 launches with a valid peak
+--   n_invalid                 launches whose peak is NaN or 0
+SELECT
+    run_id,
+    min(machine_key) AS machine_key,
+    ceiling,
+    min(kind) AS kind,
+    median(value) FILTER (WHERE NOT isnan(value) AND value > 0) AS value,
+    min(value) FILTER (WHERE NOT isnan(value) AND value > 0) AS value_min,
+    max(value) FILTER (WHERE NOT isnan(value) AND value > 0) AS value_max,
+    median(clock_hz) FILTER (WHERE NOT isnan(value) AND value > 0) AS clock_hz,
+    min(unit) AS unit,
+    min(formula) AS formula,
+    min(source) AS source,
+    count(*) FILTER (WHERE NOT isnan(value) AND value > 0) AS n_kernels,
+    count(*) FILTER (WHERE isnan(value) OR value <= 0) AS n_invalid
+FROM ceilings
+GROUP BY run_id, ceiling
+ORDER BY run_id, min(kind), ceiling

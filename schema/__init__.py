@@ -1,0 +1,30 @@
+"""rooflake.schema: table schemas (units in names), the metric catalog and the error classes."""
+
+from rooflake.schema.errors import (
+    InputError,
+    QueryError,
+    RooflakeError,
+    RooflineDataError,
+    RunNotFoundError,
+    StoreError,
+    ToolMissingError,
+    UnsupportedFormatError,
+)
+from rooflake.schema.tables import CEILINGS, KERNELS, METRICS, RUNS, SCHEMA_VERSION, TABLES
+
+__all__ = [
+    "CEILINGS",
+    "KERNELS",
+    "METRICS",
+    "RUNS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "InputError",
+    "QueryError",
+    "RooflakeError",
+    "RooflineDataError",
+    "RunNotFoundError",
+    "StoreError",
+    "ToolMissingError",
+    "UnsupportedFormatError",
+]

@@ -1,0 +1,99 @@
+"""Metric catalog: which Nsight Compute metrics give FLOPs, bytes, time and peaks, as data.
+
+Sources
+- NERSC method (Yang, Kurth, Williams: "Hierarchical Roofline analysis for GPUs", CCPE 2020; the GENE/NERSC
+  roofline-on-nvidia-gpus scripts): time ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second``,
+  FLOPs ``add + mul + 2 fma`` over ``sm(sp)__sass_thread_inst_executed_op_*_pred_on.sum``, bytes
+  ``l1tex__t_bytes.sum``, ``lts__t_bytes.sum``, ``dram__bytes.sum``.
+- Nsight Compute's own sections ``SpeedOfLight_RooflineChart`` and
+  ``SpeedOfLight_Hierarchical{Double,Single,Half,Tensor}RooflineChart`` (their ``body_metrics()``): achieved
+  ``X.sum.per_cycle_elapsed x smsp__cycles_elapsed.avg.per_second``; peak ``X.sum.peak_sustained x
+  <unit>__cycles_elapsed.avg.per_second``; L2 = ``lts__lts2xbar_cycles_active x 32`` (CC >= 9.0) or
+  ``l1tex__m_xbar2l1tex_read_bytes`` (older); L1 = ``l1tex__lsu_writeback_active_mem_lgds x 128`` (CC >= 9.0),
+  ``..._mem_lg x 128`` (CC 7.5-8.9), ``l1tex__lsu_writeback_active x 128`` (CC <= 7.2); Tensor Cores
+  ``sm__ops_path_tensor_src_*`` op counts (2023.2+) or ``sm__inst_executed_pipe_tensor x 512`` (older sections).
+
+Each quantity has an ordered list of candidate *families*; the first family whose count the report supports is
+used, and the family also gives the matching ceiling. Within a family a count comes from the ``.sum`` counter if
+present, else from the rate: ``.sum.per_cycle_elapsed x <unit>__cycles_elapsed.avg.per_second x duration`` (FLOPs)
+or ``.sum.per_second x duration`` (bytes), so that count / duration equals the rate ncu's chart draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# FLOP factors per instruction: FMA = 2 FLOPs. FP16 'ncu' counts half2 lanes (x2 add/mul, x4 fma), 'nersc' does not.
+FLOP_OPS: dict[str, dict[str, dict[str, int]]] = {
+    "flops_fp64": {"ncu": {"dadd": 1, "dmul": 1, "dfma": 2}, "nersc": {"dadd": 1, "dmul": 1, "dfma": 2}},
+    "flops_fp32": {"ncu": {"fadd": 1, "fmul": 1, "ffma": 2}, "nersc": {"fadd": 1, "fmul": 1, "ffma": 2}},
+    "flops_fp16": {"ncu": {"hadd": 2, "hmul": 2, "hfma": 4}, "nersc": {"hadd": 1, "hmul": 1, "hfma": 2}},
+}
+FP16_CONVENTIONS = ("ncu", "nersc")
+INST_BASE = "sass_thread_inst_executed_op_{op}_pred_on"
+# the ceiling of a FLOP quantity: the peak of its FMA instruction times its FLOP factor
+FLOP_CEILINGS = {"flops_fp64": ("FP64", "dfma"), "flops_fp32": ("FP32", "ffma"), "flops_fp16": ("FP16", "hfma")}
+
+
+@dataclass(frozen=True)
+class ByteFamily:
+    """One way to count the bytes of a memory level.
+
+    ``base`` is the metric without rollup; count = ``base.sum x factor`` or ``base.sum.per_second x factor x T``;
+    peak = ``base.sum.peak_sustained x factor x clock`` where clock = ``<clock_unit>__cycles_elapsed.avg.per_second``.
+    ``min_cc``/``max_cc`` restrict the family to the compute capabilities ncu uses it on (None = any).
+    """
+
+    base: str
+    factor: float
+    clock_unit: str
+    min_cc: float | None = None
+    max_cc: float | None = None
+    method: str = "ncu-section"
+
+    def applies(self, cc: float | None) -> bool:
+        if cc is None:
+            return self.min_cc is None and self.max_cc is None
+        return (self.min_cc is None or cc >= self.min_cc) and (self.max_cc is None or cc <= self.max_cc)
+
+
+BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
+    "bytes_dram": [ByteFamily("dram__bytes", 1, "dram")],
+    "bytes_l2": [
+        ByteFamily("lts__lts2xbar_cycles_active", 32, "lts", min_cc=9.0),
+        ByteFamily("l1tex__m_xbar2l1tex_read_bytes", 1, "lts", max_cc=8.99),
+        ByteFamily("lts__t_bytes", 1, "lts", method="nersc"),
+    ],
+    "bytes_l1": [
+        ByteFamily("l1tex__lsu_writeback_active_mem_lgds", 128, "l1tex", min_cc=9.0),
+        ByteFamily("l1tex__lsu_writeback_active_mem_lg", 128, "l1tex", min_cc=7.5, max_cc=8.99),
+        ByteFamily("l1tex__lsu_writeback_active", 128, "l1tex", max_cc=7.29),
+        ByteFamily("l1tex__t_bytes", 1, "l1tex", method="nersc"),
+    ],
+}
+LEVEL_CEILINGS = {"bytes_dram": "DRAM", "bytes_l2": "L2", "bytes_l1": "L1"}
+# DRAM bytes as NERSC's split counters, used when dram__bytes is absent
+DRAM_SPLIT = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+
+TENSOR_SRC_PREFIX = "sm__ops_path_tensor_src_"
+TENSOR_PIPE_BASE = "inst_executed_pipe_tensor"
+TENSOR_PIPE_FACTOR = 512  # ops per tensor-pipe instruction in ncu's pre-2023.2 Tensor roofline section (Volta)
+
+DURATION_METRIC = "gpu__time_duration.sum"
+NERSC_TIME = ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second")
+
+QUANTITIES = (
+    "flops_fp64",
+    "flops_fp32",
+    "flops_fp16",
+    "flops_tensor",
+    "bytes_l1",
+    "bytes_l2",
+    "bytes_dram",
+)
+
+# What to tell a user whose report lacks the counters of a roofline.
+COLLECT_HINT = (
+    "profile with `ncu --set roofline` (or `--section SpeedOfLight_RooflineChart` plus the "
+    "SpeedOfLight_Hierarchical*RooflineChart sections, or `--set full`)"
+)

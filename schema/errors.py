@@ -1,0 +1,39 @@
+"""The one error hierarchy of rooflake.
+
+Every expected failure raises a subclass of :class:`RooflakeError` whose message names the input and, where there
+is one, the fix. The CLI catches ``RooflakeError`` in one place, prints ``Error: <message>`` to stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+
+class RooflakeError(Exception):
+    """Base class of every expected rooflake error (exit code 1 in the CLI)."""
+
+
+class InputError(RooflakeError):
+    """An input file is missing, empty, truncated, of an unknown format or otherwise unreadable."""
+
+
+class UnsupportedFormatError(InputError):
+    """The file's first bytes match no reader (or a reader whose vendor tool is missing)."""
+
+
+class ToolMissingError(RooflakeError):
+    """A vendor tool (``nsys``) or optional package needed for this input is not installed."""
+
+
+class StoreError(RooflakeError):
+    """The store directory cannot be created, written or read."""
+
+
+class RunNotFoundError(RooflakeError):
+    """A run id (or prefix) names no run in the store, or names more than one."""
+
+
+class QueryError(RooflakeError):
+    """An SQL query failed (syntax, unknown column, unknown named query)."""
+
+
+class RooflineDataError(RooflakeError):
+    """A run lacks the counters a roofline needs; the message names the missing metrics and how to collect them."""

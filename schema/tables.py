@@ -1,0 +1,134 @@
+"""Schemas of every table in the store, declared as data.
+
+Each field carries metadata: ``unit`` (base units: ns, byte, FLOP, FLOP/s, byte/s, Hz, or empty),
+``description`` and ``source`` (the raw metric or API call it comes from). Column names carry their unit
+(``duration_ns``, ``bytes_dram``, ``flops_fp32``). The schema version is written into every Parquet file's
+key-value metadata as ``rooflake.schema_version``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+# (name, type, unit, description, source)
+_Col = tuple[str, pa.DataType, str, str, str]
+
+_STR = pa.string()
+_I64 = pa.int64()
+_F64 = pa.float64()
+_TS = pa.timestamp("us", tz="UTC")
+_LABELS = pa.map_(pa.string(), pa.string())
+
+
+def _schema(cols: list[_Col], doc: str) -> pa.Schema:
+    fields = [
+        pa.field(name, typ, metadata={"unit": unit, "description": desc, "source": src})
+        for name, typ, unit, desc, src in cols
+    ]
+    return pa.schema(fields, metadata={"description": doc, "rooflake.schema_version": SCHEMA_VERSION})
+
+
+RUNS = _schema(
+    [
+        ("run_id", _STR, "", "first 16 hex digits of the SHA-256 of the source file", "sha256(file)"),
+        ("source_path", _STR, "", "absolute path of the ingested file", "argument"),
+        ("source_sha256", _STR, "", "SHA-256 of the source file", "sha256(file)"),
+        ("source_bytes", _I64, "byte", "size of the source file", "stat"),
+        ("source_format", _STR, "", "ncu-rep | nsys-sqlite | ncu-csv | ert-json", "magic bytes"),
+        ("producer", _STR, "", "producing tool and version as written in the file", "file text"),
+        ("command_line", _STR, "", "profiler command line as written in the file (NULL if absent)", "file text"),
+        ("host", _STR, "", "host name of the profiled process", "ncu: IAction metric host name / CSV"),
+        ("gpu_name", _STR, "", "GPU name of the first kernel", "device__attribute_display_name"),
+        ("compute_capability", _STR, "", "major.minor", "device__attribute_compute_capability_*"),
+        ("n_kernels", _I64, "", "number of kernel rows", "count"),
+        ("n_metrics", _I64, "", "number of metric values (rows of `metrics`)", "count"),
+        ("derivation", _STR, "", "JSON: quantity -> formulas (metric names) used over the run's kernels", "ingest"),
+        ("fp16_convention", _STR, "", "FP16 FLOP factors: ncu (hadd 2, hmul 2, hfma 4) or nersc (1,1,2)", "option"),
+        ("ingested_at", _TS, "", "UTC time of ingest", "clock"),
+        ("labels", _LABELS, "", "user labels (--label key=value)", "argument"),
+        ("rooflake_version", _STR, "", "rooflake version that wrote the run", "importlib.metadata"),
+        ("schema_version", _STR, "", "schema version of the run's tables", "schema"),
+    ],
+    "One row per ingested source file.",
+)
+
+KERNELS = _schema(
+    [
+        ("run_id", _STR, "", "run the kernel belongs to", "runs.run_id"),
+        ("kernel_id", _I64, "", "0-based index of the kernel launch in the run (report order)", "ingest"),
+        ("range_idx", _I64, "", "ncu range index", "IContext.range_by_idx"),
+        ("action_idx", _I64, "", "ncu action index inside its range", "IRange.action_by_idx"),
+        ("name", _STR, "", "demangled kernel name", "IAction.name(NameBase_DEMANGLED)"),
+        ("short_name", _STR, "", "function base name", "IAction.name(NameBase_FUNCTION)"),
+        ("mangled_name", _STR, "", "mangled symbol", "IAction.name(NameBase_MANGLED)"),
+        ("grid_x", _I64, "", "grid dimension x", "launch__grid_dim_x"),
+        ("grid_y", _I64, "", "grid dimension y", "launch__grid_dim_y"),
+        ("grid_z", _I64, "", "grid dimension z", "launch__grid_dim_z"),
+        ("block_x", _I64, "", "block dimension x", "launch__block_dim_x"),
+        ("block_y", _I64, "", "block dimension y", "launch__block_dim_y"),
+        ("block_z", _I64, "", "block dimension z", "launch__block_dim_z"),
+        ("grid_size", _I64, "", "blocks per grid", "launch__grid_size"),
+        ("block_size", _I64, "", "threads per block", "launch__block_size"),
+        ("registers_per_thread", _I64, "", "registers per thread", "launch__registers_per_thread"),
+        ("shared_mem_static_bytes", _I64, "byte", "static shared memory per block", "launch__shared_mem_per_block_static"),
+        ("shared_mem_dynamic_bytes", _I64, "byte", "dynamic shared memory per block", "launch__shared_mem_per_block_dynamic"),
+        ("device_id", _I64, "", "CUDA device index", "device__attribute_device_index / launch__device_id"),
+        ("context_id", _I64, "", "CUDA context id", "launch__context_id"),
+        ("stream_id", _I64, "", "CUDA stream id", "launch__stream_id"),
+        ("gpu_name", _STR, "", "GPU name", "device__attribute_display_name"),
+        ("compute_capability", _STR, "", "major.minor", "device__attribute_compute_capability_*"),
+        ("nvtx_path", _STR, "", "domain:outer/inner/leaf of the open push/pop ranges; NULL without ranges", "IAction.nvtx_state"),
+        ("nvtx_stack", pa.list_(_STR), "", "open push/pop range names, outermost first", "IAction.nvtx_state"),
+        ("nvtx_domain", _STR, "", "NVTX domain of nvtx_path", "IAction.nvtx_state"),
+        ("start_ns", _I64, "ns", "GPU start timestamp (NULL: ncu replays kernels in isolation)", "-"),
+        ("end_ns", _I64, "ns", "GPU end timestamp (NULL for ncu)", "-"),
+        ("duration_ns", _F64, "ns", "kernel duration (NaN kept when the report holds NaN)", "gpu__time_duration.sum"),
+        ("flops_fp64", _F64, "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma", "smsp__sass_thread_inst_executed_op_d*_pred_on"),
+        ("flops_fp32", _F64, "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma", "smsp__sass_thread_inst_executed_op_f*_pred_on"),
+        ("flops_fp16", _F64, "FLOP", "FP16 FLOPs (factors per runs.fp16_convention)", "smsp__sass_thread_inst_executed_op_h*_pred_on"),
+        ("flops_tensor", _F64, "FLOP", "Tensor Core ops", "sm__ops_path_tensor_src_* or sm__inst_executed_pipe_tensor x512"),
+        ("bytes_l1", _F64, "byte", "L1 bytes (LSU writeback x128, or l1tex__t_bytes)", "l1tex__lsu_writeback_active_mem_lg(ds)"),
+        ("bytes_l2", _F64, "byte", "L2 bytes (lts2xbar x32, xbar2l1tex reads, or lts__t_bytes)", "lts__*"),
+        ("bytes_dram", _F64, "byte", "DRAM/HBM bytes", "dram__bytes.sum"),
+        ("provenance", _LABELS, "", "quantity -> formula used, or 'NULL: <reason>'", "ingest"),
+        ("flags", pa.list_(_STR), "", "physics/data flags: nan_duration, nan_metrics, zero_peak, ...", "ingest"),
+    ],
+    "One row per profiled kernel launch (ncu action).",
+)
+
+METRICS = _schema(
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("kernel_id", _I64, "", "kernel", "kernels.kernel_id"),
+        ("metric_name", _STR, "", "ncu metric name, verbatim", "IMetric.name"),
+        ("unit", _STR, "", "unit as the report gives it (ns, byte, byte/s, inst/cycle, ...)", "IMetric.unit"),
+        ("kind", _STR, "", "value kind: double, float, uint32, uint64, string, any, unknown", "IMetric.kind"),
+        ("value_double", _F64, "", "numeric value (NULL for string metrics and unknown kinds)", "IMetric.value"),
+        ("value_string", _STR, "", "string value (NULL for numeric metrics)", "IMetric.value"),
+        ("value_uint64", pa.uint64(), "", "exact integer value for uint32/uint64 kinds", "IMetric.value"),
+        ("instance_values", pa.list_(_F64), "", "per-instance numeric values of instanced metrics", "IMetric.value(i)"),
+        ("instance_strings", pa.list_(_STR), "", "per-instance string values of instanced metrics", "IMetric.value(i)"),
+        ("instance_ids", pa.list_(_STR), "", "correlation ids of the instances as text (PCs in decimal, opcode names), where present", "IMetric.correlation_ids"),
+    ],
+    "Every metric of every kernel, long format, lossless.",
+)
+
+CEILINGS = _schema(
+    [
+        ("run_id", _STR, "", "run the ceiling was derived from", "runs.run_id"),
+        ("kernel_id", _I64, "", "kernel whose clocks give this value (ncu reports per launch)", "kernels.kernel_id"),
+        ("machine_key", _STR, "", "gpu name | cc | sm clock (MHz)", "ingest"),
+        ("ceiling", _STR, "", "DRAM, L2, L1, FP64, FP32, FP16, TENSOR_<SRC>", "catalog"),
+        ("kind", _STR, "", "bandwidth | compute", "catalog"),
+        ("value", _F64, "byte/s or FLOP/s", "peak: X.peak_sustained x factor x unit clock", "peak_sustained x cycles_elapsed.avg.per_second"),
+        ("unit", _STR, "", "byte/s or FLOP/s", "catalog"),
+        ("clock_hz", _F64, "Hz", "the unit clock the peak holds at", "<unit>__cycles_elapsed.avg.per_second"),
+        ("formula", _STR, "", "metric names used", "catalog"),
+        ("source", _STR, "", "ncu-report | ert | datasheet | measured", "ingest"),
+    ],
+    "Machine ceilings (roofs): peak bandwidth per memory level and peak FLOP/s per pipe.",
+)
+
+TABLES: dict[str, pa.Schema] = {"runs": RUNS, "kernels": KERNELS, "metrics": METRICS, "ceilings": CEILINGS}

@@ -1,0 +1,216 @@
+"""The Parquet store: layout, atomic publish, dedupe, listing runs, and a DuckDB connection with one view per table.
+
+Layout (DESIGN.md section 3), table first, Hive-partitioned, ``run_id`` also kept inside each file::
+
+    STORE/<table>/run_id=<id>/part-0.parquet      tables: kernels, metrics, ceilings, runs
+    STORE/.staging/<id>.<pid>.<nonce>/            a run being written
+    STORE/.lock                                   held (flock) only while renaming into place
+
+A run exists once its ``runs`` partition exists; it is renamed into place last, and views only show rows whose
+run has a ``runs`` row, so a crash never leaves a half-run visible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rooflake.schema import SCHEMA_VERSION, RunNotFoundError, StoreError
+
+DATA_TABLES = ("kernels", "metrics", "ceilings")
+ALL_TABLES = (*DATA_TABLES, "runs")
+STAGING = ".staging"
+
+
+def default_root() -> Path:
+    """``$RL_STORE`` if set, else the platform data dir (``~/.local/share/rooflake`` on Linux)."""
+    env = os.environ.get("RL_STORE")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("rooflake", appauthor=False))
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """Outcome of :meth:`Store.publish`: ``status`` is ``ingested``, ``replaced`` or ``exists``."""
+
+    run_id: str
+    status: str
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Store:
+    """A rooflake store rooted at ``root`` (created on first write)."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+
+    # ---- paths -------------------------------------------------------------------------------------------
+    def partition(self, table: str, run_id: str) -> Path:
+        return self.root / table / f"run_id={run_id}"
+
+    def glob(self, table: str) -> str:
+        return str(self.root / table / "*" / "*.parquet")
+
+    def has_run(self, run_id: str) -> bool:
+        return (self.partition("runs", run_id) / "part-0.parquet").exists()
+
+    def run_ids(self) -> list[str]:
+        d = self.root / "runs"
+        if not d.is_dir():
+            return []
+        return sorted(
+            p.name.split("=", 1)[1]
+            for p in d.iterdir()
+            if p.name.startswith("run_id=") and (p / "part-0.parquet").exists()
+        )
+
+    def resolve(self, prefix: str) -> str:
+        """The full run id that ``prefix`` names. Raises :class:`RunNotFoundError` if none or several match."""
+        ids = [r for r in self.run_ids() if r.startswith(prefix)]
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise RunNotFoundError(f"no run {prefix!r} in store {self.root} (see `rl runs`)")
+        raise RunNotFoundError(f"run id prefix {prefix!r} matches {len(ids)} runs in {self.root}: {', '.join(ids)}")
+
+    # ---- writing -----------------------------------------------------------------------------------------
+    def _ensure_root(self) -> None:
+        try:
+            (self.root / STAGING).mkdir(parents=True, exist_ok=True)
+            probe = self.root / STAGING / f".probe.{os.getpid()}.{secrets.token_hex(4)}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as e:
+            raise StoreError(f"store {self.root} is not writable ({e.strerror or e})") from e
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        with open(self.root / ".lock", "a+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def clean_staging(self) -> int:
+        """Remove staging directories left by dead processes. Returns how many were removed."""
+        d = self.root / STAGING
+        if not d.is_dir():
+            return 0
+        n = 0
+        for p in d.iterdir():
+            parts = p.name.split(".")
+            if len(parts) == 3 and parts[1].isdigit() and not _pid_alive(int(parts[1])):
+                shutil.rmtree(p, ignore_errors=True)
+                n += 1
+        return n
+
+    def publish(self, run_id: str, tables: dict[str, pa.Table], *, force: bool = False) -> PublishResult:
+        """Write one run atomically: stage every table, fsync, rename into place, ``runs`` last.
+
+        ``tables`` must hold ``runs``, ``kernels``, ``metrics`` and ``ceilings``. If the run exists and not
+        ``force``, nothing is written (status ``exists``). Safe against concurrent publishers (an flock on
+        ``STORE/.lock`` is held only during the renames). Raises :class:`StoreError` when the store cannot be
+        written; the store is then as before.
+        """
+        self._ensure_root()
+        if self.has_run(run_id) and not force:
+            return PublishResult(run_id, "exists")
+        stage = self.root / STAGING / f"{run_id}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            for name in ALL_TABLES:
+                dest = stage / name
+                dest.mkdir(parents=True)
+                path = dest / "part-0.parquet"
+                table = tables[name]
+                meta = dict(table.schema.metadata or {})
+                meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
+                pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+                with open(path, "rb+") as f:
+                    os.fsync(f.fileno())
+                _fsync_dir(dest)
+            with self._lock():
+                existed = self.has_run(run_id)
+                if existed and not force:
+                    return PublishResult(run_id, "exists")
+                trash = stage / "old"
+                trash.mkdir()
+                # hide the old run first (runs row), then swap the data partitions, then show the new run
+                for name in ("runs", *DATA_TABLES):
+                    old = self.partition(name, run_id)
+                    if old.exists():
+                        os.rename(old, trash / name)
+                for name in (*DATA_TABLES, "runs"):
+                    target = self.partition(name, run_id)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(stage / name, target)
+                    _fsync_dir(target.parent)
+            return PublishResult(run_id, "replaced" if existed else "ingested")
+        except OSError as e:
+            if e.errno in (errno.EACCES, errno.EROFS, errno.ENOSPC, errno.EPERM, errno.EDQUOT):
+                raise StoreError(f"cannot write store {self.root}: {e.strerror}") from e
+            raise StoreError(f"cannot write store {self.root}: {e}") from e
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+    # ---- reading -----------------------------------------------------------------------------------------
+    def connect(self, extra_views: dict[str, str] | None = None):  # -> duckdb.DuckDBPyConnection
+        """An in-memory DuckDB connection with views ``runs``, ``kernels``, ``metrics``, ``ceilings``.
+
+        Each view reads ``STORE/<table>/*/*.parquet`` (Hive partitions); data views keep only runs that have a
+        ``runs`` row. An empty store gives empty views with the declared columns. ``extra_views`` maps view names
+        to SQL bodies created after the table views.
+        """
+        import duckdb
+
+        from rooflake.schema import TABLES
+
+        con = duckdb.connect()
+        has = {t: any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES}
+        for t in ("runs", *DATA_TABLES):
+            if has[t] and has["runs"]:
+                src = f"read_parquet('{self._quote(self.glob(t))}', hive_partitioning = false, union_by_name = true)"
+                body = f"SELECT * FROM {src}"
+                if t != "runs":
+                    body += " WHERE run_id IN (SELECT run_id FROM runs)"
+            else:
+                con.register(f"__empty_{t}", TABLES[t].empty_table())
+                body = f"SELECT * FROM __empty_{t}"
+            con.execute(f"CREATE VIEW {t} AS {body}")
+        for name, sql in (extra_views or {}).items():
+            con.execute(f"CREATE VIEW {name} AS {sql}")
+        return con
+
+    @staticmethod
+    def _quote(s: str) -> str:
+        return s.replace("'", "''")
