@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 from rooflake.schema import QueryError
+from rooflake.store import fetch_arrow
 
 
 def names() -> list[str]:
@@ -57,6 +58,70 @@ def run(store: Any, name: str, params: dict[str, Any] | None = None, where: str 
     if name not in names():
         raise QueryError(f"no query named {name!r} (known: {', '.join(names())})")
     try:
-        return con.execute(sql, params or {}).fetch_arrow_table()
+        return fetch_arrow(con, sql, params or {})
     except duckdb.Error as e:
         raise QueryError(f"query {name}: {e}") from e
+
+
+def execute(store: Any, sql: str, params: dict[str, Any] | None = None) -> Any:
+    """Run ad-hoc SQL over the store's views and every named query; returns a ``pyarrow.Table``.
+
+    Raises :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables).
+    """
+    import duckdb
+
+    con = connect(store)
+    try:
+        return fetch_arrow(con, sql, params or {})
+    except duckdb.Error as e:
+        msg = str(e).strip().replace("\n", " ")
+        raise QueryError(f"SQL failed: {msg}") from e
+
+
+def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any]:
+    """What a roofline chart of one run needs, or a :class:`RooflineDataError` that says what is missing.
+
+    Returns ``{"run_id": str, "run": dict (runs row), "points": pa.Table (kernel_roofline rows of the run),
+    "ceilings": pa.Table (run_ceilings rows of the run)}``. ``run_id`` may be a unique prefix; None = latest
+    ingested run. Raises :class:`RunNotFoundError` (unknown run, empty store) and :class:`RooflineDataError`
+    when no kernel of the run has FLOP counters, bytes at ``level`` and a duration (message: the metrics that are
+    missing, from ``kernels.provenance``, and how to collect them).
+    """
+    from rooflake.schema import RooflineDataError, RunNotFoundError
+    from rooflake.schema.catalog import COLLECT_HINT
+
+    if run_id is None:
+        ids = store.run_ids()
+        if not ids:
+            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE.ncu-rep`)")
+    con = connect(store)
+    if run_id is None:
+        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchone()[0]
+    else:
+        run_id = store.resolve(run_id)
+    p = {"run_id": run_id}
+    run = fetch_arrow(con, "SELECT * FROM runs WHERE run_id = $run_id", p).to_pylist()[0]
+    points = fetch_arrow(con, "SELECT * FROM kernel_roofline WHERE run_id = $run_id", p)
+    ceilings = fetch_arrow(con, "SELECT * FROM run_ceilings WHERE run_id = $run_id", p)
+    levels = ["l1", "l2", "dram"] if level == "all" else [level]
+    cond = " OR ".join(f"bytes_{lv} IS NOT NULL" for lv in levels)
+    usable = con.execute(
+        f"SELECT count(*) FROM kernel_roofline WHERE run_id = $run_id AND flops IS NOT NULL AND ({cond})", p
+    ).fetchone()[0]
+    if usable == 0:
+        qty = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"] + [f"bytes_{lv}" for lv in levels]
+        rows = con.execute(
+            """
+            SELECT DISTINCT e.key AS quantity, e.value AS reason
+            FROM (SELECT unnest(map_entries(provenance)) AS e FROM kernels WHERE run_id = $run_id)
+            WHERE e.value LIKE 'NULL:%' AND list_contains($qty, e.key)
+            ORDER BY 1, 2
+            """,
+            {**p, "qty": qty},
+        ).fetchall()
+        missing = "; ".join(f"{q}: {r[5:].strip()}" for q, r in rows) or "no kernel has FLOP and byte counters"
+        raise RooflineDataError(
+            f"run {run_id} ({run['source_path']}) has no counters for a {level.upper()} roofline: {missing}. "
+            f"To collect them, {COLLECT_HINT}."
+        )
+    return {"run_id": run_id, "run": run, "points": points, "ceilings": ceilings}

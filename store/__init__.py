@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -214,3 +215,14 @@ class Store:
     @staticmethod
     def _quote(s: str) -> str:
         return s.replace("'", "''")
+
+
+
+def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.Table:
+    """Run ``sql`` with named ``params`` on DuckDB connection ``con``; the result as a ``pyarrow.Table``
+    (empty for statements without a result). Raises ``duckdb.Error``."""
+    rel = con.sql(sql, params=params or None)
+    if rel is None:
+        return pa.table({})
+    fn = getattr(rel, "to_arrow_table", None) or rel.arrow
+    return fn()

@@ -1,0 +1,254 @@
+"""rooflake.cli: the ``rl`` command, a thin typer layer over the library.
+
+Each command parses its arguments, makes one library call and prints or saves the result. Every
+:class:`~rooflake.schema.RooflakeError` is turned into one ``Error: <message>`` line on stderr and exit code 1 in
+one place (:func:`_guard`); bad arguments exit 2 (typer/click usage errors).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from rooflake.schema import RooflakeError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _err(msg: str) -> None:
+    typer.echo(f"Error: {msg}", err=True)
+
+
+def _guard(fn: F) -> F:
+    """Run a command; a RooflakeError becomes ``Error: ...`` on stderr and exit 1 (the one place this happens)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RooflakeError as e:
+            _err(str(e))
+            raise typer.Exit(1) from None
+        except ValueError as e:  # bad option values detected by the library (e.g. output suffix)
+            _err(str(e))
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+app = typer.Typer(
+    name="rl",
+    help="rooflake: Nsight Compute reports into a Parquet store; roofline views with DuckDB SQL and Altair.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Store directory (default: $RL_STORE, else ~/.local/share/rooflake).", show_default=False),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"rooflake {version('rooflake')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """rooflake: Nsight Compute reports into a Parquet store; roofline views with DuckDB SQL and Altair."""
+
+
+def _parse_labels(labels: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in labels:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
+        out[key.strip()] = value
+    return out
+
+
+class FP16(str, Enum):
+    ncu = "ncu"
+    nersc = "nersc"
+
+
+@app.command()
+@_guard
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="Report files, directories (searched recursively) or globs.")],
+    store: StoreOpt = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace runs that are already in the store.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file instead of text.")] = False,
+    fp16: Annotated[
+        FP16, typer.Option("--fp16", help="FP16 FLOP factors: ncu (hadd 2, hmul 2, hfma 4) or nersc (1, 1, 2).")
+    ] = FP16.ncu,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")] = None,
+) -> None:
+    """Ingest Nsight Compute reports (.ncu-rep) into the store, one run per file.
+
+    The format is detected from each file's first bytes. Re-ingesting the same file is a no-op unless --force.
+    """
+    from rooflake.ingest import expand_paths, ingest_paths
+
+    labels = _parse_labels(label or [])
+    files = expand_paths(paths)
+    results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
+    failed = 0
+    if len(files) > 1:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("ingesting", total=len(files))
+            for r in results:
+                failed += _print_result(r, as_json, bar.console)
+                bar.advance(task)
+    else:
+        for r in results:
+            failed += _print_result(r, as_json, None)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_result(r: Any, as_json: bool, console: Any) -> int:
+    if r.status == "error":
+        _err(r.error)
+        return 1
+    if as_json:
+        line = json.dumps(r.as_dict())
+    elif r.status == "exists":
+        line = f"exists    {r.run_id}  already in the store (use --force to replace)  {r.path}"
+    else:
+        line = f"{r.status:<9} {r.run_id}  {r.kernels} kernels  {r.metrics} metrics  {r.gpu_name}  {r.path}"
+    if console is not None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)  # above the bar, on stdout below
+    else:
+        typer.echo(line)
+    return 0
+
+
+class Fmt(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+def _emit(table: Any, fmt: Fmt, out: Path | None) -> None:
+    from rooflake.cli.output import write_table
+
+    write_table(table, fmt.value, out)
+
+
+@app.command()
+@_guard
+def runs(
+    store: StoreOpt = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+) -> None:
+    """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
+    from rooflake.store import Store, fetch_arrow
+
+    con = Store(store).connect()
+    table = fetch_arrow(con, 
+        """
+        SELECT run_id, regexp_extract(source_path, '[^/]*$') AS source, gpu_name, n_kernels AS kernels,
+               array_to_string(list_transform(map_entries(labels), lambda e: e.key || '=' || e.value), ',') AS labels,
+               strftime(ingested_at, '%Y-%m-%d %H:%M:%S') AS ingested_at
+        FROM runs ORDER BY ingested_at, run_id
+        """
+    )
+    _emit(table, fmt, None)
+
+
+@app.command()
+@_guard
+def sql(
+    query: Annotated[str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")] = None,
+    store: StoreOpt = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable).")
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the named queries (also usable as views).")] = False,
+) -> None:
+    """Run DuckDB SQL over the store. Every named query (rl sql --list) is also a view."""
+    from rooflake import queries
+    from rooflake.store import Store
+
+    if list_:
+        for name in queries.names():
+            typer.echo(f"{name:<18} {queries.header(name)}")
+        return
+    if not query:
+        raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
+    if fmt is Fmt.parquet and out is None:
+        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    params = _parse_labels(param or []) if param else {}
+    table = queries.execute(Store(store), query, params)
+    _emit(table, fmt, out)
+
+
+class Level(str, Enum):
+    dram = "dram"
+    l2 = "l2"
+    l1 = "l1"
+    all = "all"
+
+
+class Precision(str, Enum):
+    fp64 = "fp64"
+    fp32 = "fp32"
+    fp16 = "fp16"
+    tensor = "tensor"
+    all = "all"
+
+
+@app.command()
+@_guard
+def roofline(
+    run_id: Annotated[str | None, typer.Argument(help="Run id or unique prefix (default: the latest run).")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .html, .png or .svg.")] = Path("roofline.html"),
+    level: Annotated[Level, typer.Option("--level", help="Memory level of the AI axis.")] = Level.dram,
+    precision: Annotated[
+        Precision, typer.Option("--precision", help="FLOP precision ('all': each kernel's dominant one).")
+    ] = Precision.all,
+    store: StoreOpt = None,
+) -> None:
+    """Draw the hierarchical roofline of one run: one point per kernel, ceilings from the report."""
+    from rooflake.cli.roofline import draw
+
+    if out.suffix.lower() not in (".html", ".png", ".svg"):
+        raise typer.BadParameter(f"{out}: use a .html, .png or .svg file", param_hint="--out")
+    summary = draw(store, run_id, out, level.value, precision.value)
+    typer.echo(summary)
+
+
+def main() -> None:
+    """Console-script entry point (``rl``)."""
+    app(prog_name="rl")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
