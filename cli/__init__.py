@@ -120,17 +120,17 @@ def ingest(
 
         with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("ingesting", total=len(files))
-            for r in results:
-                failed += _print_result(r, as_json, bar.console)
+            for r in results:  # on a terminal, rich shows stdout lines above the bar
+                failed += _print_result(r, as_json)
                 bar.advance(task)
     else:
         for r in results:
-            failed += _print_result(r, as_json, None)
+            failed += _print_result(r, as_json)
     if failed:
         raise typer.Exit(1)
 
 
-def _print_result(r: Any, as_json: bool, console: Any) -> int:
+def _print_result(r: Any, as_json: bool) -> int:
     if r.status == "error":
         _err(r.error)
         return 1
@@ -140,10 +140,7 @@ def _print_result(r: Any, as_json: bool, console: Any) -> int:
         line = f"exists    {r.run_id}  already in the store (use --force to replace)  {r.path}"
     else:
         line = f"{r.status:<9} {r.run_id}  {r.kernels} kernels  {r.metrics} metrics  {r.gpu_name}  {r.path}"
-    if console is not None:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)  # above the bar, on stdout below
-    else:
-        typer.echo(line)
+    typer.echo(line)
     return 0
 
 

@@ -124,11 +124,12 @@ def _bytes(
         f = "" if fam.factor == 1 else f"{fam.factor:g}*"
         if f"{fam.base}.sum" in v:
             return v[f"{fam.base}.sum"] * fam.factor, f"{f}{fam.base}.sum", fam
+        if fam.split and all(n in v for n in fam.split):
+            terms = " + ".join(fam.split)
+            return sum(v[n] for n in fam.split) * fam.factor, f"{f}({terms})" if f else terms, fam
         rate = f"{fam.base}.sum.per_second"
         if rate in v and t_s is not None:
             return v[rate] * fam.factor * t_s, f"{f}{rate} * duration", fam
-    if qty == "bytes_dram" and all(n in v for n in cat.DRAM_SPLIT):
-        return v[cat.DRAM_SPLIT[0]] + v[cat.DRAM_SPLIT[1]], " + ".join(cat.DRAM_SPLIT), cat.BYTE_FAMILIES[qty][0]
     wanted = [f.base for f in ordered]
     return None, f"NULL: none of {', '.join(w + '.sum' for w in wanted)} (or .sum.per_second) in the report", None
 
@@ -151,7 +152,7 @@ def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> 
     sections). Bytes and ceilings: :data:`catalog.BYTE_FAMILIES`. Raises nothing on missing metrics.
     """
     dur, dur_how = _duration(values)
-    t_s = None if dur is None or math.isnan(dur) else dur * 1e-9
+    t_s = None if dur is None else dur * 1e-9  # NaN (failed replay) propagates into rate-based counts
     q: dict[str, float | None] = {}
     prov: dict[str, str] = {"duration_ns": dur_how}
     ceilings: list[Ceiling] = []

@@ -96,7 +96,7 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
             raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE.ncu-rep`)")
     con = connect(store)
     if run_id is None:
-        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchone()[0]
+        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[0][0]
     else:
         run_id = store.resolve(run_id)
     p = {"run_id": run_id}
@@ -107,7 +107,7 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
     cond = " OR ".join(f"bytes_{lv} IS NOT NULL" for lv in levels)
     usable = con.execute(
         f"SELECT count(*) FROM kernel_roofline WHERE run_id = $run_id AND flops IS NOT NULL AND ({cond})", p
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if usable == 0:
         qty = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"] + [f"bytes_{lv}" for lv in levels]
         rows = con.execute(

@@ -76,7 +76,7 @@ a AS (
         flops / nullif(bytes_l1, 0) AS ai_l1,
         flops / nullif(bytes_l2, 0) AS ai_l2,
         flops / nullif(bytes_dram, 0) AS ai_dram,
-        flops / nullif(duration_ns * 1e-9, 0) AS achieved_flops_per_s
+        flops * 1e9 / nullif(duration_ns, 0) AS achieved_flops_per_s
     FROM p
     WHERE flops IS NOT NULL
 ),
@@ -134,7 +134,9 @@ SELECT
         WHEN attainable_flops_per_s = attainable_l2 THEN 'L2'
         ELSE 'L1'
     END AS bound,
-    coalesce(achieved_flops_per_s > attainable_flops_per_s * 1.001, false) AS above_roof,
+    -- DuckDB orders NaN above every number: test it first
+    coalesce(NOT isnan(achieved_flops_per_s) AND achieved_flops_per_s > attainable_flops_per_s * 1.001, false)
+        AS above_roof,
     flags
 FROM b
 ORDER BY run_id, kernel_id, ord

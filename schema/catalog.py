@@ -50,6 +50,8 @@ class ByteFamily:
     min_cc: float | None = None
     max_cc: float | None = None
     method: str = "ncu-section"
+    # exact counters that sum to ``base.sum`` (tried after it, before the rate)
+    split: tuple[str, ...] = ()
 
     def applies(self, cc: float | None) -> bool:
         if cc is None:
@@ -58,7 +60,7 @@ class ByteFamily:
 
 
 BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
-    "bytes_dram": [ByteFamily("dram__bytes", 1, "dram")],
+    "bytes_dram": [ByteFamily("dram__bytes", 1, "dram", split=("dram__bytes_read.sum", "dram__bytes_write.sum"))],
     "bytes_l2": [
         ByteFamily("lts__lts2xbar_cycles_active", 32, "lts", min_cc=9.0),
         ByteFamily("l1tex__m_xbar2l1tex_read_bytes", 1, "lts", max_cc=8.99),
@@ -72,8 +74,6 @@ BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
     ],
 }
 LEVEL_CEILINGS = {"bytes_dram": "DRAM", "bytes_l2": "L2", "bytes_l1": "L1"}
-# DRAM bytes as NERSC's split counters, used when dram__bytes is absent
-DRAM_SPLIT = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 
 TENSOR_SRC_PREFIX = "sm__ops_path_tensor_src_"
 TENSOR_PIPE_BASE = "inst_executed_pipe_tensor"

@@ -51,6 +51,16 @@ class PublishResult:
     status: str
 
 
+def _stat_columns(schema: pa.Schema) -> list[str]:
+    """Columns that get Parquet min/max statistics: all but floating-point ones.
+
+    Arrow leaves NaN out of min/max, and DuckDB (2.0) folds ``isnan(x)`` and comparisons to constants from those
+    statistics, so a stored NaN would read as "not NaN" and pass ``x > 0`` filters. Without statistics on float
+    columns every NaN stays visible (tested in tests/test_roundtrip.py).
+    """
+    return [f.name for f in schema if not pa.types.is_floating(f.type)]
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -156,7 +166,12 @@ class Store:
                 table = tables[name]
                 meta = dict(table.schema.metadata or {})
                 meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
-                pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+                pq.write_table(
+                    table.replace_schema_metadata(meta),
+                    path,
+                    compression="zstd",
+                    write_statistics=_stat_columns(table.schema),
+                )
                 with open(path, "rb+") as f:
                     os.fsync(f.fileno())
                 _fsync_dir(dest)

@@ -1,0 +1,73 @@
+"""Test helpers: where the real fixture reports are (read in place), and a store snapshot for 'unchanged' checks."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("RL_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+NCU = FIXTURES / "ncu"
+GOLDEN = FIXTURES / "golden"
+
+if not NCU.is_dir():  # fail loudly: every reader test runs on the real reports
+    raise RuntimeError(f"fixture reports not found at {NCU} (set RL_FIXTURES to the shared fixtures folder)")
+
+NCU_REPORTS = sorted(NCU.glob("*.ncu-rep"))
+
+
+def fixture(name: str) -> Path:
+    """Path of the fixture report whose file name starts with ``name``."""
+    hits = [p for p in NCU_REPORTS if p.name.startswith(name)]
+    if len(hits) != 1:
+        raise KeyError(f"{name!r} matches {len(hits)} fixture reports")
+    return hits[0]
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``root`` (the store's exact state)."""
+    if not root.exists():
+        return {}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+
+
+def tiny_run(store_root: Path, run_id: str, kernels: list[dict], ceilings: list[dict], metrics: list[dict] | None = None) -> None:
+    """Publish a tiny hand-built run: ``kernels``/``ceilings``/``metrics`` rows hold only the columns that matter
+    (the rest NULL); ceilings rows default to kernel 0's clocks and source 'test'."""
+    from datetime import datetime, timezone
+
+    import pyarrow as pa
+
+    from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS
+    from rooflake.store import Store
+
+    def table(schema: pa.Schema, rows: list[dict], **defaults: object) -> pa.Table:
+        cols = {f.name: [r.get(f.name, defaults.get(f.name)) for r in rows] for f in schema}
+        return pa.table(cols, schema=schema)
+
+    for r in ceilings:
+        r.setdefault("kind", "bandwidth" if r["ceiling"] in ("DRAM", "L2", "L1") else "compute")
+        r.setdefault("unit", "byte/s" if r["kind"] == "bandwidth" else "FLOP/s")
+    runs = table(
+        RUNS,
+        [{"run_id": run_id, "source_path": f"/tiny/{run_id}", "source_format": "test", "n_kernels": len(kernels)}],
+        ingested_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        labels=[],
+        schema_version="1",
+    )
+    Store(store_root).publish(
+        run_id,
+        {
+            "runs": runs,
+            "kernels": table(KERNELS, kernels, run_id=run_id, provenance=[], flags=[]),
+            "ceilings": table(CEILINGS, ceilings, run_id=run_id, kernel_id=0, source="test", clock_hz=1e9),
+            "metrics": table(METRICS, metrics or [], run_id=run_id),
+        },
+    )

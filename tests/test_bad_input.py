@@ -1,0 +1,147 @@
+"""Bad input: one ``Error: ...`` line naming the input, exit 1 (2 for bad arguments), no traceback, and the store
+exactly as before."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from _support import FIXTURES, fixture, snapshot
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+
+GOOD = fixture("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv")
+ROOFLINE_READY = fixture("AveryClapp__ESMM-Research__profile_output")
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    r = CliRunner().invoke(app, ["ingest", str(GOOD), "--store", str(root)])
+    assert r.exit_code == 0, r.output
+    return root
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def assert_one_error(code: int, err: str, *needles: str, exit_code: int = 1) -> None:
+    assert code == exit_code, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
+    data = ROOFLINE_READY.read_bytes()
+    rng = random.Random(1234)
+    files = {
+        "truncated": (data[: len(data) // 2], "truncated"),
+        "empty": (b"", "empty file"),
+        "random": (bytes(rng.getrandbits(8) for _ in range(4096)), "unknown format"),
+        "magic_then_garbage": (b"NVR\x00" + bytes(rng.getrandbits(8) for _ in range(4096)), "truncated"),
+        "nsys_renamed": ((FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.nsys-rep").read_bytes(), "Nsight Systems report"),
+        "sqlite_renamed": ((FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes(), "SQLite"),
+    }
+    out = {}
+    for name, (content, msg) in files.items():
+        p = tmp / f"{name}.ncu-rep"
+        p.write_bytes(content)
+        out[name] = (p, msg)
+    return out
+
+
+@pytest.mark.parametrize("case", ["truncated", "empty", "random", "magic_then_garbage", "nsys_renamed", "sqlite_renamed"])
+def test_bad_report_files(store: Path, tmp_path: Path, case: str) -> None:
+    path, msg = _bad_files(tmp_path)[case]
+    before = snapshot(store)
+    code, out, err = run("ingest", str(path), "--store", str(store))
+    assert_one_error(code, err, str(path), msg)
+    assert snapshot(store) == before
+
+
+def test_bad_file_among_good_ones_ingests_the_good(store: Path, tmp_path: Path) -> None:
+    d = tmp_path / "mixed"
+    d.mkdir()
+    shutil.copy(ROOFLINE_READY, d / "good.ncu-rep")
+    (d / "bad.ncu-rep").write_bytes(ROOFLINE_READY.read_bytes()[:1000])
+    code, out, err = run("ingest", str(d / "good.ncu-rep"), str(d / "bad.ncu-rep"), "--store", str(store))
+    assert code == 1
+    assert [ln for ln in err.splitlines() if ln.startswith("Error: ")] == [
+        f"Error: {d / 'bad.ncu-rep'}: truncated Nsight Compute report (a block ends at byte "
+        + err.split("a block ends at byte ")[1].split("\n")[0]
+    ]
+    assert "ingested" in out and "good.ncu-rep" in out
+
+
+def test_directory_without_reports(store: Path, tmp_path: Path) -> None:
+    d = tmp_path / "nothing"
+    d.mkdir()
+    (d / "notes.txt").write_text("no reports here")
+    before = snapshot(store)
+    code, _, err = run("ingest", str(d), "--store", str(store))
+    assert_one_error(code, err, str(d), "holds no Nsight Compute reports")
+    assert snapshot(store) == before
+
+
+def test_missing_path_and_empty_glob(store: Path, tmp_path: Path) -> None:
+    code, _, err = run("ingest", str(tmp_path / "nope.ncu-rep"), "--store", str(store))
+    assert_one_error(code, err, "nope.ncu-rep", "no such file")
+    code, _, err = run("ingest", str(tmp_path / "*.ncu-rep"), "--store", str(store))
+    assert_one_error(code, err, "no file matches")
+
+
+def test_unwritable_store(tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    code, _, err = run("ingest", str(GOOD), "--store", str(blocker / "store"))
+    assert_one_error(code, err, str(blocker / "store"), "not writable")
+    assert blocker.read_text() == "not a directory"
+
+
+def test_unknown_run_id(store: Path) -> None:
+    before = snapshot(store)
+    code, _, err = run("roofline", "deadbeef", "--store", str(store), "--out", str(store.parent / "x.html"))
+    assert_one_error(code, err, "no run 'deadbeef'")
+    assert snapshot(store) == before and not (store.parent / "x.html").exists()
+
+
+def test_sql_syntax_error(store: Path) -> None:
+    before = snapshot(store)
+    code, _, err = run("sql", "SELEC * FROM kernels", "--store", str(store))
+    assert_one_error(code, err, "SQL failed", "syntax error")
+    code, _, err = run("sql", "SELECT no_such_column FROM kernels", "--store", str(store))
+    assert_one_error(code, err, "no_such_column")
+    assert snapshot(store) == before
+
+
+def test_roofline_without_counters_says_what_to_collect(store: Path, tmp_path: Path) -> None:
+    code, _, err = run("roofline", "--store", str(store), "--out", str(tmp_path / "r.html"))
+    assert_one_error(code, err, "has no counters for a DRAM roofline", "dram__bytes.sum", "ncu --set roofline")
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ingest", str(GOOD), "--label", "novalue"],
+        ["roofline", "--level", "l3"],
+        ["roofline", "--precision", "int8"],
+        ["sql", "SELECT 1", "--format", "xml"],
+        ["sql", "SELECT 1", "--format", "parquet"],
+        ["roofline", "--out", "chart.pdf"],
+    ],
+)
+def test_bad_arguments_exit_2(store: Path, args: list[str]) -> None:
+    before = snapshot(store)
+    code, _, err = run(*args, "--store", str(store))
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert snapshot(store) == before

@@ -1,0 +1,119 @@
+"""Golden tests of the named queries on tiny tables built in code (hand-computed expected values)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from _support import tiny_run
+
+from rooflake import queries
+from rooflake.store import Store
+
+# one machine: DRAM 1 TB/s, L2 4 TB/s, L1 16 TB/s, FP32 10 TFLOP/s, FP64 5 TFLOP/s
+CEIL = {"DRAM": 1e12, "L2": 4e12, "L1": 16e12, "FP32": 10e12, "FP64": 5e12}
+
+
+def _ceilings(kernel_ids: list[int]) -> list[dict]:
+    return [{"kernel_id": k, "ceiling": c, "value": v} for k in kernel_ids for c, v in CEIL.items()]
+
+
+KERNELS = [
+    # compute-bound GEMM: AI_dram = 1e12 / 1e9 = 1000 FLOP/B > ridge 10; runs at 5 TFLOP/s (half the roof)
+    {"kernel_id": 0, "name": "gemm", "duration_ns": 2e8, "flops_fp32": 1e12, "flops_fp64": 0.0,
+     "bytes_l1": 1e11, "bytes_l2": 1e10, "bytes_dram": 1e9},
+    # DRAM-bound stream: AI_dram = 0.25; attainable_dram = 0.25 TFLOP/s < L2's 1 and L1's 4; achieved 0.2 TFLOP/s
+    {"kernel_id": 1, "name": "stream", "duration_ns": 5e6, "flops_fp32": 1e9, "flops_fp64": 0.0,
+     "bytes_l1": 4e9, "bytes_l2": 4e9, "bytes_dram": 4e9},
+    # L2-bound: AI_l2 = 0.1 -> 0.4 TFLOP/s; AI_dram = 10 -> min(10, 10) TFLOP/s; AI_l1 = 0.1 -> 1.6 TFLOP/s
+    {"kernel_id": 2, "name": "l2bound", "duration_ns": 1e6, "flops_fp32": 1e8,
+     "bytes_l1": 1e9, "bytes_l2": 1e9, "bytes_dram": 1e7},
+    # copy: no FLOPs
+    {"kernel_id": 3, "name": "copy", "duration_ns": 1e6, "flops_fp32": 0.0, "flops_fp64": 0.0,
+     "bytes_l1": 1e9, "bytes_l2": 1e9, "bytes_dram": 1e9},
+    # above the roof (a physics violation: kept and marked)
+    {"kernel_id": 4, "name": "impossible", "duration_ns": 1e3, "flops_fp32": 1e9, "bytes_dram": 1e9},
+    # failed replay: NaN duration
+    {"kernel_id": 5, "name": "nan", "duration_ns": float("nan"), "flops_fp32": 1e9, "bytes_dram": 1e9},
+]  # fmt: skip
+
+
+@pytest.fixture()
+def con(tmp_path: Path):
+    tiny_run(tmp_path, "a" * 16, [dict(k) for k in KERNELS], _ceilings([0, 1, 2, 3, 4, 5]))
+    return queries.connect(Store(tmp_path))
+
+
+def _row(con, kernel_id: int, precision: str = "fp32") -> dict:
+    cur = con.execute("SELECT * FROM kernel_roofline WHERE kernel_id = ? AND precision = ?", [kernel_id, precision])
+    cols = [d[0] for d in cur.description]
+    return dict(zip(cols, cur.fetchone(), strict=True))
+
+
+def test_compute_bound(con) -> None:
+    r = _row(con, 0)
+    assert r["ai_dram"] == 1000 and r["ai_l2"] == 100 and r["ai_l1"] == 10
+    assert r["achieved_flops_per_s"] == pytest.approx(5e12)
+    assert r["attainable_l1"] == 10e12 and r["attainable_flops_per_s"] == 10e12
+    assert r["ridge_dram"] == 10 and r["ridge_l1"] == 10e12 / 16e12
+    assert r["fraction_of_roof"] == pytest.approx(0.5)
+    assert r["bound"] == "FP32" and r["is_dominant"] and not r["above_roof"] and not r["zero_flops"]
+    fp64 = _row(con, 0, "fp64")
+    assert not fp64["is_dominant"] and fp64["zero_flops"] and fp64["bound"] is None
+
+
+def test_dram_bound(con) -> None:
+    r = _row(con, 1)
+    assert r["ai_dram"] == 0.25
+    assert r["attainable_dram"] == pytest.approx(0.25e12)
+    assert r["attainable_flops_per_s"] == pytest.approx(0.25e12)
+    assert r["achieved_flops_per_s"] == pytest.approx(0.2e12)
+    assert r["fraction_of_roof"] == pytest.approx(0.8)
+    assert r["bound"] == "DRAM"
+
+
+def test_l2_bound(con) -> None:
+    r = _row(con, 2)
+    assert r["attainable_l2"] == pytest.approx(0.4e12)
+    assert r["attainable_dram"] == pytest.approx(10e12)
+    assert r["attainable_l1"] == pytest.approx(1.6e12)
+    assert r["bound"] == "L2"
+
+
+def test_zero_flop_and_missing_precisions(con) -> None:
+    r = _row(con, 3)
+    assert r["zero_flops"] and r["ai_dram"] == 0 and r["bound"] is None
+    # no fp16 / tensor counters anywhere: no rows for them (NULL is not 0)
+    assert con.execute("SELECT count(*) FROM kernel_roofline WHERE precision IN ('fp16', 'tensor')").fetchone()[0] == 0
+
+
+def test_above_roof_and_nan_are_kept_and_marked(con) -> None:
+    r = _row(con, 4)
+    assert r["achieved_flops_per_s"] == pytest.approx(1e15) and r["above_roof"]
+    n = _row(con, 5)
+    assert math.isnan(n["achieved_flops_per_s"]) and not n["above_roof"]
+    assert r["bytes_l2"] is None and r["ai_l2"] is None and r["attainable_l2"] is None
+
+
+def test_run_ceilings_median_and_invalid(tmp_path: Path) -> None:
+    ceilings = [
+        {"kernel_id": 0, "ceiling": "DRAM", "value": 1.0e12, "clock_hz": 1.0e9},
+        {"kernel_id": 1, "ceiling": "DRAM", "value": 1.2e12, "clock_hz": 1.2e9},
+        {"kernel_id": 2, "ceiling": "DRAM", "value": 1.1e12, "clock_hz": 1.1e9},
+        {"kernel_id": 3, "ceiling": "DRAM", "value": float("nan"), "clock_hz": float("nan")},
+        {"kernel_id": 4, "ceiling": "DRAM", "value": 0.0, "clock_hz": 1.0e9},
+    ]
+    tiny_run(tmp_path, "b" * 16, [{"kernel_id": i, "name": f"k{i}"} for i in range(5)], ceilings)
+    rows = queries.run(Store(tmp_path), "run_ceilings").to_pylist()
+    assert len(rows) == 1
+    r = rows[0]
+    assert (r["value"], r["value_min"], r["value_max"]) == (1.1e12, 1.0e12, 1.2e12)
+    assert r["clock_hz"] == 1.1e9 and r["n_kernels"] == 3 and r["n_invalid"] == 2
+
+
+def test_every_query_has_a_documented_header() -> None:
+    for name in queries.names():
+        sql = queries.load(name)
+        assert sql.startswith(f"-- {name}: ")
+        assert "-- Columns:" in sql

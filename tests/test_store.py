@@ -1,0 +1,102 @@
+"""The store: Hive layout, dedupe, --force, atomic publish, crash leftovers, concurrent ingest, labels."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from _support import NCU_REPORTS, fixture, snapshot
+from typer.testing import CliRunner
+
+from rooflake import queries
+from rooflake.cli import app
+from rooflake.ingest import file_sha256, ingest_file
+from rooflake.store import Store
+
+REPORT = fixture("AveryClapp__ESMM-Research__profile_output")
+RL = Path(sys.executable).with_name("rl")
+
+
+def test_layout_hive_partitions_and_schema_version(tmp_path: Path) -> None:
+    res = ingest_file(REPORT, tmp_path)
+    assert res.status == "ingested" and res.run_id == file_sha256(REPORT)[:16]
+    for table in ("runs", "kernels", "metrics", "ceilings"):
+        part = tmp_path / table / f"run_id={res.run_id}" / "part-0.parquet"
+        assert part.is_file()
+        meta = pq.read_schema(part).metadata
+        assert meta[b"rooflake.schema_version"] == b"1"
+    assert not any((tmp_path / ".staging").iterdir())
+    # plain DuckDB and polars read the same files
+    import duckdb
+    import polars as pl
+
+    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/kernels/*/*.parquet', hive_partitioning=true)").fetchall()
+    assert n == [(4,)]
+    assert pl.scan_parquet(tmp_path / "kernels" / "**" / "*.parquet").collect().height == 4
+
+
+def test_reingest_is_a_noop_and_force_replaces(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path), "--label", "batch=64"])
+    assert r.exit_code == 0 and r.stdout.startswith("ingested")
+    before = snapshot(tmp_path)
+    r = CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path)])
+    assert r.exit_code == 0 and "already in the store" in r.stdout
+    assert snapshot(tmp_path) == before
+    r = CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path), "--force", "--json", "-l", "batch=128"])
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    assert out["status"] == "replaced" and out["kernels"] == 4
+    con = queries.connect(Store(tmp_path))
+    assert con.execute("SELECT count(*), any_value(labels['batch']) FROM runs").fetchall() == [(1, "128")]
+    assert con.execute("SELECT count(*) FROM kernels").fetchall() == [(4,)]
+
+
+def test_half_written_run_is_invisible_and_stale_staging_cleaned(tmp_path: Path) -> None:
+    res = ingest_file(REPORT, tmp_path)
+    # simulate a crash after the data partitions moved but before the runs row: drop the runs partition
+    shutil.rmtree(tmp_path / "runs" / f"run_id={res.run_id}")
+    con = queries.connect(Store(tmp_path))
+    assert con.execute("SELECT count(*) FROM kernels").fetchall() == [(0,)]
+    assert con.execute("SELECT count(*) FROM metrics").fetchall() == [(0,)]
+    # a staging dir of a dead process is removed by the next ingest
+    dead = tmp_path / ".staging" / "0123456789abcdef.999999999.dead"
+    (dead / "kernels").mkdir(parents=True)
+    ingest_file(REPORT, tmp_path)  # the run is re-ingested since it has no runs row
+    from rooflake.ingest import ingest_paths
+
+    list(ingest_paths([REPORT], tmp_path))
+    assert not dead.exists()
+    assert queries.connect(Store(tmp_path)).execute("SELECT count(*) FROM kernels").fetchall() == [(4,)]
+
+
+def test_two_concurrent_ingests_both_succeed(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    half = len(NCU_REPORTS) // 2
+    a = [str(p) for p in NCU_REPORTS[:half]] + [str(REPORT)]
+    b = [str(p) for p in NCU_REPORTS[half:]] + [str(REPORT)]
+    env = {**os.environ, "RL_STORE": str(store)}
+    procs = [
+        subprocess.Popen([str(RL), "ingest", *files, "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for files in (a, b)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+    con = queries.connect(Store(store))
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(len(NCU_REPORTS),)]
+    kernels = con.execute("SELECT count(*) FROM kernels").fetchall()[0][0]
+    assert kernels == con.execute("SELECT sum(n_kernels) FROM runs").fetchall()[0][0]
+    assert not any((store / ".staging").iterdir())
+
+
+def test_runs_lists_labels(tmp_path: Path) -> None:
+    CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path), "-l", "model=esmm", "-l", "batch=1"])
+    r = CliRunner().invoke(app, ["runs", "--store", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 0
+    (row,) = json.loads(r.stdout)
+    assert row["labels"] == "batch=1,model=esmm" and row["gpu_name"] == "NVIDIA A10G" and row["kernels"] == 4
