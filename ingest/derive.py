@@ -117,9 +117,9 @@ def _bytes(
     v: Mapping[str, float], qty: str, cc: float | None, t_s: float | None
 ) -> tuple[float | None, str, cat.ByteFamily | None]:
     fams = cat.BYTE_FAMILIES[qty]
-    # ncu's choice for this architecture first, then NERSC's, then the other architectures' counters
+    # ncu's choice for this architecture, then NERSC's. Never another architecture's counter: on Hopper
+    # l1tex__m_xbar2l1tex_read_bytes reads 0 for kernels that move data (seen on the H800 fixture).
     ordered = [f for f in fams if f.applies(cc)] + [f for f in fams if f.method == "nersc" and not f.applies(cc)]
-    ordered += [f for f in fams if f not in ordered]
     for fam in ordered:
         f = "" if fam.factor == 1 else f"{fam.factor:g}*"
         if f"{fam.base}.sum" in v:
@@ -208,4 +208,9 @@ def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> 
         flags.append("no_flop_counters")
     if all(q[k] is None for k in ("bytes_l1", "bytes_l2", "bytes_dram")):
         flags.append("no_byte_counters")
+    # hierarchy check (Yang et al.): bytes_L1 >= bytes_L2 >= bytes_DRAM, i.e. AI_L1 <= AI_L2 <= AI_DRAM. ncu's L2
+    # counter (L2 -> SM traffic) leaves out writes, so streaming kernels can break it: flag, never correct.
+    b1, b2, bd = q["bytes_l1"], q["bytes_l2"], q["bytes_dram"]
+    if (b1 is not None and b2 is not None and b1 < b2) or (b2 is not None and bd is not None and b2 < bd):
+        flags.append("ai_order_violated")
     return Derived(dur, q, prov, ceilings, flags)

@@ -215,7 +215,7 @@ class Store:
         has = {t: any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES}
         for t in ("runs", *DATA_TABLES):
             if has[t] and has["runs"]:
-                src = f"read_parquet('{self._quote(self.glob(t))}', hive_partitioning = false, union_by_name = true)"
+                src = f"read_parquet('{self._quote(self.glob(t))}', hive_partitioning = false)"
                 body = f"SELECT * FROM {src}"
                 if t != "runs":
                     body += " WHERE run_id IN (SELECT run_id FROM runs)"

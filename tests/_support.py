@@ -71,3 +71,38 @@ def tiny_run(store_root: Path, run_id: str, kernels: list[dict], ceilings: list[
             "metrics": table(METRICS, metrics or [], run_id=run_id),
         },
     )
+
+
+_API_DUMP = r"""
+import json, math, sys, ncu_report
+ctx = ncu_report.load_report(sys.argv[1])
+f = lambda v: v if not isinstance(v, float) or math.isfinite(v) else repr(v)
+out = []
+kid = -1
+for r in range(ctx.num_ranges()):
+    rng = ctx.range_by_idx(r)
+    for a in range(rng.num_actions()):
+        act = rng.action_by_idx(a)
+        kid += 1
+        for n in act.metric_names():
+            m = act.metric_by_name(n)
+            k = m.num_instances()
+            ids = None
+            if k and m.has_correlation_ids():
+                c = m.correlation_ids()
+                ids = [str(c.value(i)) for i in range(c.num_instances())]
+            out.append([kid, n, m.unit(), m.kind(), f(m.value()), [f(m.value(i)) for i in range(k)] or None, ids])
+print(json.dumps(out))
+"""
+
+
+def api_values(path: Path) -> list[list]:
+    """What ncu_report gives for every metric of ``path``, read in a fresh process (the library carries state from
+    one report to the next, so the test process cannot be the reference): rows of
+    [kernel_id, name, unit, kind, value, instance values, correlation ids]; non-finite floats as repr strings."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _API_DUMP, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import ncu_report
 import pytest
-from _support import NCU_REPORTS, fixture
+from _support import NCU_REPORTS, api_values, fixture
 
 from rooflake import queries
 from rooflake.store import Store
@@ -43,9 +43,23 @@ def test_counts_equal_the_report(fixture_store: Path, path: Path) -> None:
         assert mangled == a.name(ncu_report.IAction.NameBase_MANGLED)
 
 
-def test_every_value_of_one_report_is_lossless(fixture_store: Path) -> None:
-    """Every metric of the H100 report: kind-dispatched value, unit and instance values equal the API's."""
-    path = fixture("AlpriElse")
+def _same(stored: object, api: object) -> bool:
+    if isinstance(api, str) and api in ("nan", "inf", "-inf"):
+        return isinstance(stored, float) and repr(stored) == api
+    if isinstance(api, str):
+        return stored == api
+    if api is None:
+        return stored is None
+    return stored == float(api)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "name", ["AlpriElse", "eschnett", "panjd123", "wdmapp__gene-paper-artifacts-pop2020__roofline__time-flops"]
+)
+def test_every_value_unit_and_instance_is_lossless(fixture_store: Path, name: str) -> None:
+    """Every metric: unit, kind-dispatched value and instance values equal the API's in a fresh process (these
+    four reports are among those whose units ncu_report gets wrong after another report was loaded)."""
+    path = fixture(name)
     con = queries.connect(Store(fixture_store))
     run = _run_id(con, path)
     rows = con.execute(
@@ -54,38 +68,34 @@ def test_every_value_of_one_report_is_lossless(fixture_store: Path) -> None:
         [run],
     ).fetchall()
     stored = {(r[0], r[1]): r[2:] for r in rows}
-    checked = 0
-    for kid, a in enumerate(_actions(path)):
-        for name in a.metric_names():
-            m = a.metric_by_name(name)
-            unit, kind, vd, vs, vu, iv, istr, ids = stored[(kid, name)]
-            assert unit == m.unit()
-            v = m.value()
-            if m.kind() == ncu_report.IMetric.ValueKind_STRING:
-                assert (kind, vs, vd) == ("string", v, None)
-            elif v is None:
-                assert vd is None and vs is None
-            else:
-                assert vd == float(v) or (math.isnan(vd) and math.isnan(float(v)))
-                if m.kind() in (ncu_report.IMetric.ValueKind_UINT64, ncu_report.IMetric.ValueKind_UINT32):
-                    assert vu == int(v)
-            n = m.num_instances()
-            if n:
-                inst = [m.value(i) for i in range(n)]
-                got = iv if iv is not None else istr
-                assert len(got) == n
-                for x, y in zip(got, inst, strict=True):
-                    if isinstance(y, str):
-                        assert x == y
-                    elif y is None:
-                        assert x is None
-                    else:
-                        assert x == float(y) or (math.isnan(x) and math.isnan(float(y)))
-                if m.has_correlation_ids():
-                    c = m.correlation_ids()
-                    assert ids == [str(c.value(i)) for i in range(c.num_instances())]
-            checked += 1
-    assert checked > 6000
+    api = api_values(path)
+    assert len(api) == len(stored)
+    for kid, metric, unit, kind, value, inst, ids in api:
+        s_unit, s_kind, vd, vs, vu, iv, istr, s_ids = stored[(kid, metric)]
+        assert s_unit == unit, (kid, metric)
+        if kind == ncu_report.IMetric.ValueKind_STRING or isinstance(value, str) and value not in ("nan", "inf", "-inf"):
+            assert (s_kind, vs, vd) == ("string", value, None), (kid, metric)
+        else:
+            assert _same(vd, value), (kid, metric, vd, value)
+            if kind in (ncu_report.IMetric.ValueKind_UINT64, ncu_report.IMetric.ValueKind_UINT32) and value is not None:
+                assert vu == int(value)
+        if inst:
+            got = iv if iv is not None else istr
+            assert len(got) == len(inst) and all(_same(x, y) for x, y in zip(got, inst, strict=True)), (kid, metric)
+        assert s_ids == ids, (kid, metric)
+
+
+def test_second_report_in_one_process_keeps_its_units(tmp_path: Path) -> None:
+    """ncu_report returns wrong units for a report loaded after another one; rooflake reads it in a fresh process."""
+    from rooflake.ingest import ingest_file
+
+    first, second = fixture("LakshyaSingh354"), fixture("eschnett")
+    ingest_file(first, tmp_path)
+    res = ingest_file(second, tmp_path)
+    con = queries.connect(Store(tmp_path))
+    units = dict(con.execute("SELECT metric_name, unit FROM metrics WHERE run_id = ? AND kernel_id = 0", [res.run_id]).fetchall())
+    expected = {name: unit for kid, name, unit, *_ in api_values(second) if kid == 0}
+    assert units == expected
 
 
 def test_nan_action_of_h800_is_kept_and_flagged(fixture_store: Path) -> None:

@@ -1,0 +1,19 @@
+"""rooflake.render: Altair chart specs (table in, chart out) and saving them offline (HTML, PNG, SVG)."""
+
+from rooflake.render.roofline import (
+    LEVELS,
+    PRECISIONS,
+    SAVE_SUFFIXES,
+    roofline_chart,
+    save_chart,
+    zero_flop_table,
+)
+
+__all__ = [
+    "LEVELS",
+    "PRECISIONS",
+    "SAVE_SUFFIXES",
+    "roofline_chart",
+    "save_chart",
+    "zero_flop_table",
+]
