@@ -78,10 +78,14 @@ def bench_ingest() -> None:
     floors = [child(FLOOR.format(files=files)) for _ in range(3)]
     floor = min(f[1]["seconds"] for f in floors)
     n_values = floors[0][1]["values"]
-    print(f"floor (ncu_report reads every value, 1 process): {floor:.3f} s, {n_values} values, peak RSS {floors[0][2]:.0f} MB")
+    print(
+        f"floor (ncu_report reads every value, 1 process): {floor:.3f} s, {n_values} values, peak RSS {floors[0][2]:.0f} MB"
+    )
     with tempfile.TemporaryDirectory() as d:
         for workers in (1, os.cpu_count() or 1):
-            runs = [child(INGEST.format(files=files, store=f"{d}/s{workers}", workers=workers)) for _ in range(3)]
+            runs = [
+                child(INGEST.format(files=files, store=f"{d}/s{workers}", workers=workers)) for _ in range(3)
+            ]
             best = min(runs, key=lambda r: r[1]["seconds"])
             s, res, rss = best[1]["seconds"], best[1], best[2]
             assert not res["errors"], res["errors"]
@@ -93,14 +97,15 @@ def bench_ingest() -> None:
         for times in (1, 5):
             many = files * times
             wall, res, rss = child(INGEST.format(files=many, store=f"{d}/m", workers=os.cpu_count() or 1))
-            print(f"ingest {len(many)} reports ({times}x the set): {res['seconds']:.2f} s, peak RSS of any process {rss:.0f} MB")
+            print(
+                f"ingest {len(many)} reports ({times}x the set): {res['seconds']:.2f} s, peak RSS of any process {rss:.0f} MB"
+            )
 
 
 def bench_query(n_runs: int = 1000) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
     from rooflake import queries
     from rooflake.ingest import ingest_paths
     from rooflake.store import Store
@@ -109,7 +114,10 @@ def bench_query(n_runs: int = 1000) -> None:
         src = Path(d) / "src"
         list(ingest_paths(REPORTS, src))
         dst = Path(d) / "many"
-        tables = {t: [pq.read_table(p) for p in sorted((src / t).glob("*/part-0.parquet"))] for t in ("runs", "kernels", "ceilings")}
+        tables = {
+            t: [pq.read_table(p) for p in sorted((src / t).glob("*/part-0.parquet"))]
+            for t in ("runs", "kernels", "ceilings")
+        }
         for i in range(n_runs):
             rid = f"{i:016x}"
             for t, parts in tables.items():
@@ -135,7 +143,11 @@ def bench_query(n_runs: int = 1000) -> None:
         )
         rl = Path(PY).with_name("rl")
         t0 = time.perf_counter()
-        subprocess.run([str(rl), "sql", "SELECT count(*) FROM kernel_roofline", "--store", str(dst)], check=True, capture_output=True)
+        subprocess.run(
+            [str(rl), "sql", "SELECT count(*) FROM kernel_roofline", "--store", str(dst)],
+            check=True,
+            capture_output=True,
+        )
         print(f"the same through the rl CLI (new process, count(*)): {time.perf_counter() - t0:.2f} s")
         del pc
 

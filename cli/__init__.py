@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-
 from rooflake.schema import RooflakeError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,7 +51,11 @@ app = typer.Typer(
 
 StoreOpt = Annotated[
     Path | None,
-    typer.Option("--store", help="Store directory (default: $RL_STORE, else ~/.local/share/rooflake).", show_default=False),
+    typer.Option(
+        "--store",
+        help="Store directory (default: $RL_STORE, else ~/.local/share/rooflake).",
+        show_default=False,
+    ),
 ]
 
 
@@ -92,17 +94,27 @@ class FP16(str, Enum):
 @app.command()
 @_guard
 def ingest(
-    paths: Annotated[list[str], typer.Argument(help="Report files, directories (searched recursively) or globs.")],
+    paths: Annotated[
+        list[str], typer.Argument(help="Report files, directories (searched recursively) or globs.")
+    ],
     store: StoreOpt = None,
     label: Annotated[
-        list[str] | None, typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable).")
+        list[str] | None,
+        typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable)."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace runs that are already in the store.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per file instead of text.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace runs that are already in the store.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per file instead of text.")
+    ] = False,
     fp16: Annotated[
-        FP16, typer.Option("--fp16", help="FP16 FLOP factors: ncu (hadd 2, hmul 2, hfma 4) or nersc (1, 1, 2).")
+        FP16,
+        typer.Option("--fp16", help="FP16 FLOP factors: ncu (hadd 2, hmul 2, hfma 4) or nersc (1, 1, 2)."),
     ] = FP16.ncu,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")
+    ] = None,
 ) -> None:
     """Ingest Nsight Compute reports (.ncu-rep) into the store, one run per file.
 
@@ -167,13 +179,14 @@ def runs(
     from rooflake.store import Store, fetch_arrow
 
     con = Store(store).connect()
-    table = fetch_arrow(con, 
+    table = fetch_arrow(
+        con,
         """
         SELECT run_id, regexp_extract(source_path, '[^/]*$') AS source, gpu_name, n_kernels AS kernels,
                array_to_string(list_transform(map_entries(labels), lambda e: e.key || '=' || e.value), ',') AS labels,
                strftime(ingested_at, '%Y-%m-%d %H:%M:%S') AS ingested_at
         FROM runs ORDER BY ingested_at, run_id
-        """
+        """,
     )
     _emit(table, fmt, None)
 
@@ -181,14 +194,21 @@ def runs(
 @app.command()
 @_guard
 def sql(
-    query: Annotated[str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")] = None,
+    query: Annotated[
+        str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")
+    ] = None,
     store: StoreOpt = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
-    param: Annotated[
-        list[str] | None, typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable).")
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
     ] = None,
-    list_: Annotated[bool, typer.Option("--list", help="List the named queries (also usable as views).")] = False,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable)."),
+    ] = None,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the named queries (also usable as views).")
+    ] = False,
 ) -> None:
     """Run DuckDB SQL over the store. Every named query (rl sql --list) is also a view."""
     from rooflake import queries
@@ -225,8 +245,12 @@ class Precision(str, Enum):
 @app.command()
 @_guard
 def roofline(
-    run_id: Annotated[str | None, typer.Argument(help="Run id or unique prefix (default: the latest run).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .html, .png or .svg.")] = Path("roofline.html"),
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id or unique prefix (default: the latest run).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .html, .png or .svg.")] = Path(
+        "roofline.html"
+    ),
     level: Annotated[Level, typer.Option("--level", help="Memory level of the AI axis.")] = Level.dram,
     precision: Annotated[
         Precision, typer.Option("--precision", help="FLOP precision ('all': each kernel's dominant one).")
@@ -248,4 +272,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

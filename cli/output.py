@@ -48,7 +48,7 @@ def render_text(table: pa.Table) -> str:
         tbl_rows=-1,
         tbl_cols=-1,
         fmt_str_lengths=80,
-        tbl_width_chars=200,
+        tbl_width_chars=65_000,  # never squeeze columns: the terminal wraps, pipes keep every column
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
         tbl_hide_dtype_separator=True,

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-
 from rooflake.schema import RUNS, SCHEMA_VERSION, InputError, RooflakeError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
 
@@ -39,6 +38,7 @@ def _mp_context() -> Any:
         return multiprocessing.get_context("spawn")
     ctx.set_forkserver_preload(_PRELOAD)
     return ctx
+
 
 # magic bytes -> format name; None = recognised but not readable yet (message says what it is)
 MAGICS: list[tuple[bytes, str]] = [
@@ -190,7 +190,9 @@ def ingest_file(
         },
         schema=RUNS,
     )
-    res = store.publish(run_id, {"runs": runs, **{t: out[t] for t in ("kernels", "metrics", "ceilings")}}, force=force)
+    res = store.publish(
+        run_id, {"runs": runs, **{t: out[t] for t in ("kernels", "metrics", "ceilings")}}, force=force
+    )
     return IngestResult(str(path), run_id, res.status, run["n_kernels"], run["n_metrics"], run["gpu_name"])
 
 
@@ -211,7 +213,9 @@ def expand_paths(args: Iterable[str]) -> list[Path]:
                 if fmt in READABLE:
                     found.append(f)
             if not found:
-                raise InputError(f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)")
+                raise InputError(
+                    f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)"
+                )
             out.extend(found)
         elif p.exists():
             out.append(p)

@@ -119,7 +119,9 @@ def _bytes(
     fams = cat.BYTE_FAMILIES[qty]
     # ncu's choice for this architecture, then NERSC's. Never another architecture's counter: on Hopper
     # l1tex__m_xbar2l1tex_read_bytes reads 0 for kernels that move data (seen on the H800 fixture).
-    ordered = [f for f in fams if f.applies(cc)] + [f for f in fams if f.method == "nersc" and not f.applies(cc)]
+    ordered = [f for f in fams if f.applies(cc)] + [
+        f for f in fams if f.method == "nersc" and not f.applies(cc)
+    ]
     for fam in ordered:
         f = "" if fam.factor == 1 else f"{fam.factor:g}*"
         if f"{fam.base}.sum" in v:
@@ -131,7 +133,11 @@ def _bytes(
         if rate in v and t_s is not None:
             return v[rate] * fam.factor * t_s, f"{f}{rate} * duration", fam
     wanted = [f.base for f in ordered]
-    return None, f"NULL: none of {', '.join(w + '.sum' for w in wanted)} (or .sum.per_second) in the report", None
+    return (
+        None,
+        f"NULL: none of {', '.join(w + '.sum' for w in wanted)} (or .sum.per_second) in the report",
+        None,
+    )
 
 
 def _byte_ceiling(v: Mapping[str, float], level: str, fam: cat.ByteFamily) -> Ceiling | None:
@@ -164,7 +170,13 @@ def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> 
         clock = "sm__cycles_elapsed.avg.per_second"
         if peak in values and clock in values:
             ceilings.append(
-                Ceiling(name, "compute", values[peak] * factor * values[clock], values[clock], f"{factor} * {peak} * {clock}")
+                Ceiling(
+                    name,
+                    "compute",
+                    values[peak] * factor * values[clock],
+                    values[clock],
+                    f"{factor} * {peak} * {clock}",
+                )
             )
     q["flops_tensor"], prov["flops_tensor"], kinds = _tensor(values, t_s)
     clock = "sm__cycles_elapsed.avg.per_second"
@@ -172,7 +184,13 @@ def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> 
         peak = f"{cat.TENSOR_SRC_PREFIX}{k}.sum.peak_sustained"
         if peak in values and clock in values:
             ceilings.append(
-                Ceiling(f"TENSOR_{k.upper()}", "compute", values[peak] * values[clock], values[clock], f"{peak} * {clock}")
+                Ceiling(
+                    f"TENSOR_{k.upper()}",
+                    "compute",
+                    values[peak] * values[clock],
+                    values[clock],
+                    f"{peak} * {clock}",
+                )
             )
     if not kinds:
         peak = f"sm__{cat.TENSOR_PIPE_BASE}.sum.peak_sustained"

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-
 from rooflake.ingest.derive import derive
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 

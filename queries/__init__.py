@@ -93,10 +93,14 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
     if run_id is None:
         ids = store.run_ids()
         if not ids:
-            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE.ncu-rep`)")
+            raise RunNotFoundError(
+                f"store {store.root} holds no runs (ingest one with `rl ingest FILE.ncu-rep`)"
+            )
     con = connect(store)
     if run_id is None:
-        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[0][0]
+        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[
+            0
+        ][0]
     else:
         run_id = store.resolve(run_id)
     p = {"run_id": run_id}
@@ -119,7 +123,9 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
             """,
             {**p, "qty": qty},
         ).fetchall()
-        missing = "; ".join(f"{q}: {r[5:].strip()}" for q, r in rows) or "no kernel has FLOP and byte counters"
+        missing = (
+            "; ".join(f"{q}: {r[5:].strip()}" for q, r in rows) or "no kernel has FLOP and byte counters"
+        )
         raise RooflineDataError(
             f"run {run_id} ({run['source_path']}) has no counters for a {level.upper()} roofline: {missing}. "
             f"To collect them, {COLLECT_HINT}."

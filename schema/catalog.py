@@ -32,7 +32,11 @@ FLOP_OPS: dict[str, dict[str, dict[str, int]]] = {
 FP16_CONVENTIONS = ("ncu", "nersc")
 INST_BASE = "sass_thread_inst_executed_op_{op}_pred_on"
 # the ceiling of a FLOP quantity: the peak of its FMA instruction times its FLOP factor
-FLOP_CEILINGS = {"flops_fp64": ("FP64", "dfma"), "flops_fp32": ("FP32", "ffma"), "flops_fp16": ("FP16", "hfma")}
+FLOP_CEILINGS = {
+    "flops_fp64": ("FP64", "dfma"),
+    "flops_fp32": ("FP32", "ffma"),
+    "flops_fp16": ("FP16", "hfma"),
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ class ByteFamily:
 
 
 BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
-    "bytes_dram": [ByteFamily("dram__bytes", 1, "dram", split=("dram__bytes_read.sum", "dram__bytes_write.sum"))],
+    "bytes_dram": [
+        ByteFamily("dram__bytes", 1, "dram", split=("dram__bytes_read.sum", "dram__bytes_write.sum"))
+    ],
     "bytes_l2": [
         ByteFamily("lts__lts2xbar_cycles_active", 32, "lts", min_cc=9.0),
         ByteFamily("l1tex__m_xbar2l1tex_read_bytes", 1, "lts", max_cc=8.99),
@@ -77,7 +83,9 @@ LEVEL_CEILINGS = {"bytes_dram": "DRAM", "bytes_l2": "L2", "bytes_l1": "L1"}
 
 TENSOR_SRC_PREFIX = "sm__ops_path_tensor_src_"
 TENSOR_PIPE_BASE = "inst_executed_pipe_tensor"
-TENSOR_PIPE_FACTOR = 512  # ops per tensor-pipe instruction in ncu's pre-2023.2 Tensor roofline section (Volta)
+TENSOR_PIPE_FACTOR = (
+    512  # ops per tensor-pipe instruction in ncu's pre-2023.2 Tensor roofline section (Volta)
+)
 
 DURATION_METRIC = "gpu__time_duration.sum"
 NERSC_TIME = ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second")

@@ -25,7 +25,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from rooflake.schema import SCHEMA_VERSION, RunNotFoundError, StoreError
 
 DATA_TABLES = ("kernels", "metrics", "ceilings")
@@ -112,7 +111,9 @@ class Store:
             return ids[0]
         if not ids:
             raise RunNotFoundError(f"no run {prefix!r} in store {self.root} (see `rl runs`)")
-        raise RunNotFoundError(f"run id prefix {prefix!r} matches {len(ids)} runs in {self.root}: {', '.join(ids)}")
+        raise RunNotFoundError(
+            f"run id prefix {prefix!r} matches {len(ids)} runs in {self.root}: {', '.join(ids)}"
+        )
 
     # ---- writing -----------------------------------------------------------------------------------------
     def _ensure_root(self) -> None:
@@ -208,7 +209,6 @@ class Store:
         to SQL bodies created after the table views.
         """
         import duckdb
-
         from rooflake.schema import TABLES
 
         con = duckdb.connect()
@@ -230,7 +230,6 @@ class Store:
     @staticmethod
     def _quote(s: str) -> str:
         return s.replace("'", "''")
-
 
 
 def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.Table:

@@ -36,15 +36,18 @@ def snapshot(root: Path) -> dict[str, str]:
     }
 
 
-
-
-def tiny_run(store_root: Path, run_id: str, kernels: list[dict], ceilings: list[dict], metrics: list[dict] | None = None) -> None:
+def tiny_run(
+    store_root: Path,
+    run_id: str,
+    kernels: list[dict],
+    ceilings: list[dict],
+    metrics: list[dict] | None = None,
+) -> None:
     """Publish a tiny hand-built run: ``kernels``/``ceilings``/``metrics`` rows hold only the columns that matter
     (the rest NULL); ceilings rows default to kernel 0's clocks and source 'test'."""
     from datetime import datetime, timezone
 
     import pyarrow as pa
-
     from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS
     from rooflake.store import Store
 
@@ -57,7 +60,14 @@ def tiny_run(store_root: Path, run_id: str, kernels: list[dict], ceilings: list[
         r.setdefault("unit", "byte/s" if r["kind"] == "bandwidth" else "FLOP/s")
     runs = table(
         RUNS,
-        [{"run_id": run_id, "source_path": f"/tiny/{run_id}", "source_format": "test", "n_kernels": len(kernels)}],
+        [
+            {
+                "run_id": run_id,
+                "source_path": f"/tiny/{run_id}",
+                "source_format": "test",
+                "n_kernels": len(kernels),
+            }
+        ],
         ingested_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
         labels=[],
         schema_version="1",
@@ -104,5 +114,7 @@ def api_values(path: Path) -> list[list]:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _API_DUMP, str(path)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _API_DUMP, str(path)], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)

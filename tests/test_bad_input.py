@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from _support import FIXTURES, fixture, snapshot
-from typer.testing import CliRunner
-
 from rooflake.cli import app
+from typer.testing import CliRunner
 
 GOOD = fixture("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv")
 ROOFLINE_READY = fixture("AveryClapp__ESMM-Research__profile_output")
@@ -47,8 +46,14 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
         "empty": (b"", "empty file"),
         "random": (bytes(rng.getrandbits(8) for _ in range(4096)), "unknown format"),
         "magic_then_garbage": (b"NVR\x00" + bytes(rng.getrandbits(8) for _ in range(4096)), "truncated"),
-        "nsys_renamed": ((FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.nsys-rep").read_bytes(), "Nsight Systems report"),
-        "sqlite_renamed": ((FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes(), "SQLite"),
+        "nsys_renamed": (
+            (FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.nsys-rep").read_bytes(),
+            "Nsight Systems report",
+        ),
+        "sqlite_renamed": (
+            (FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes(),
+            "SQLite",
+        ),
     }
     out = {}
     for name, (content, msg) in files.items():
@@ -58,7 +63,9 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
     return out
 
 
-@pytest.mark.parametrize("case", ["truncated", "empty", "random", "magic_then_garbage", "nsys_renamed", "sqlite_renamed"])
+@pytest.mark.parametrize(
+    "case", ["truncated", "empty", "random", "magic_then_garbage", "nsys_renamed", "sqlite_renamed"]
+)
 def test_bad_report_files(store: Path, tmp_path: Path, case: str) -> None:
     path, msg = _bad_files(tmp_path)[case]
     before = snapshot(store)
@@ -124,7 +131,9 @@ def test_sql_syntax_error(store: Path) -> None:
 
 def test_roofline_without_counters_says_what_to_collect(store: Path, tmp_path: Path) -> None:
     code, _, err = run("roofline", "--store", str(store), "--out", str(tmp_path / "r.html"))
-    assert_one_error(code, err, "has no counters for a DRAM roofline", "dram__bytes.sum", "ncu --set roofline")
+    assert_one_error(
+        code, err, "has no counters for a DRAM roofline", "dram__bytes.sum", "ncu --set roofline"
+    )
     assert not (tmp_path / "r.html").exists()
 
 

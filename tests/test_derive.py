@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from _support import fixture
-
 from rooflake import queries
 from rooflake.ingest.derive import derive
 from rooflake.store import Store
@@ -18,7 +17,9 @@ INST = "sass_thread_inst_executed_op_{}_pred_on"
 
 def _load(store: Path, name: str, kernel_id: int = 0) -> tuple[dict[str, float], dict, dict[str, float]]:
     con = queries.connect(Store(store))
-    run = con.execute("SELECT run_id FROM runs WHERE source_path = ?", [str(fixture(name).resolve())]).fetchone()[0]
+    run = con.execute(
+        "SELECT run_id FROM runs WHERE source_path = ?", [str(fixture(name).resolve())]
+    ).fetchone()[0]
     raw = dict(
         con.execute(
             "SELECT metric_name, value_double FROM metrics WHERE run_id = ? AND kernel_id = ? AND value_double IS NOT NULL",
@@ -29,7 +30,9 @@ def _load(store: Path, name: str, kernel_id: int = 0) -> tuple[dict[str, float],
     cols = [d[0] for d in cur.description]
     kernel = dict(zip(cols, cur.fetchone(), strict=True))
     ceilings = dict(
-        con.execute("SELECT ceiling, value FROM ceilings WHERE run_id = ? AND kernel_id = ?", [run, kernel_id]).fetchall()
+        con.execute(
+            "SELECT ceiling, value FROM ceilings WHERE run_id = ? AND kernel_id = ?", [run, kernel_id]
+        ).fetchall()
     )
     return raw, kernel, ceilings
 
@@ -48,8 +51,12 @@ def test_h100_ncu_2025_hierarchical_and_ops_path_tensor(fixture_store: Path) -> 
     assert close(k["flops_fp64"], (rate("dadd") + rate("dmul") + 2 * rate("dfma")) * clk * t)
     # hadd/hmul rates are absent (ncu's derived__..._hadd_pred_on_x2 holds no value): NULL with the reason
     assert k["flops_fp16"] is None
-    assert k["provenance"]["flops_fp16"].startswith("NULL: missing smsp__sass_thread_inst_executed_op_hadd_pred_on")
-    src = [n for n in m if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum") and "_op_" not in n]
+    assert k["provenance"]["flops_fp16"].startswith(
+        "NULL: missing smsp__sass_thread_inst_executed_op_hadd_pred_on"
+    )
+    src = [
+        n for n in m if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum") and "_op_" not in n
+    ]
     assert len(src) == 8
     assert k["flops_tensor"] == sum(m[n] for n in src)
     assert k["bytes_l1"] == 128 * m["l1tex__lsu_writeback_active_mem_lgds.sum"]
@@ -61,8 +68,15 @@ def test_h100_ncu_2025_hierarchical_and_ops_path_tensor(fixture_store: Path) -> 
     assert math.isclose(k["bytes_dram"], m["dram__bytes.sum.per_second"] * t, rel_tol=1e-6)
     # ceilings: peak_sustained x the unit's clock
     assert close(c["DRAM"], m["dram__bytes.sum.peak_sustained"] * m["dram__cycles_elapsed.avg.per_second"])
-    assert close(c["L2"], m["derived__lts__lts2xbar_bytes.sum.peak_sustained"] * m["lts__cycles_elapsed.avg.per_second"])
-    assert close(c["L1"], m["derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained"] * m["l1tex__cycles_elapsed.avg.per_second"])
+    assert close(
+        c["L2"],
+        m["derived__lts__lts2xbar_bytes.sum.peak_sustained"] * m["lts__cycles_elapsed.avg.per_second"],
+    )
+    assert close(
+        c["L1"],
+        m["derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained"]
+        * m["l1tex__cycles_elapsed.avg.per_second"],
+    )
     sm_clk = m["sm__cycles_elapsed.avg.per_second"]
     assert close(c["FP32"], 2 * m[f"sm__{INST.format('ffma')}.sum.peak_sustained"] * sm_clk)
     assert close(c["FP32"], m["derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"] * sm_clk)
@@ -78,15 +92,29 @@ def test_a10g_ncu_2023_1_roofline_set_x512_tensor(fixture_store: Path) -> None:
     rate = lambda op: m[f"smsp__{INST.format(op)}.sum.per_cycle_elapsed"]  # noqa: E731
     assert close(k["flops_fp32"], (rate("fadd") + rate("fmul") + 2 * rate("ffma")) * clk * t)
     assert k["flops_fp32"] > 1e9
-    assert close(k["flops_fp32"], (rate("fadd") + rate("fmul") + m["derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2"]) * clk * t)
+    assert close(
+        k["flops_fp32"],
+        (rate("fadd") + rate("fmul") + m["derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2"])
+        * clk
+        * t,
+    )
     assert close(k["flops_fp16"], (2 * rate("hadd") + 2 * rate("hmul") + 4 * rate("hfma")) * clk * t)
     assert close(k["flops_tensor"], m["derived__smsp__inst_executed_pipe_tensor_x512"] * clk * t)
     assert close(k["bytes_l1"], m["derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second"] * t)
     assert close(k["bytes_l2"], m["l1tex__m_xbar2l1tex_read_bytes.sum.per_second"] * t)
     assert close(k["bytes_dram"], m["dram__bytes.sum.per_second"] * t)
-    assert close(c["TENSOR"], m["derived__sm__inst_executed_pipe_tensor_x512"] * m["sm__cycles_elapsed.avg.per_second"])
-    assert close(c["L2"], m["l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained"] * m["lts__cycles_elapsed.avg.per_second"])
-    assert close(c["L1"], m["derived__l1tex__lsu_writeback_bytes_mem_lg.sum.peak_sustained"] * m["l1tex__cycles_elapsed.avg.per_second"])
+    assert close(
+        c["TENSOR"], m["derived__sm__inst_executed_pipe_tensor_x512"] * m["sm__cycles_elapsed.avg.per_second"]
+    )
+    assert close(
+        c["L2"],
+        m["l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained"] * m["lts__cycles_elapsed.avg.per_second"],
+    )
+    assert close(
+        c["L1"],
+        m["derived__l1tex__lsu_writeback_bytes_mem_lg.sum.peak_sustained"]
+        * m["l1tex__cycles_elapsed.avg.per_second"],
+    )
 
 
 def test_gtx1660_ncu_2024_1_full_set_counters(fixture_store: Path) -> None:
@@ -94,7 +122,11 @@ def test_gtx1660_ncu_2024_1_full_set_counters(fixture_store: Path) -> None:
     assert k["bytes_l2"] == m["l1tex__m_xbar2l1tex_read_bytes.sum"]
     assert k["bytes_l1"] == 128 * m["l1tex__lsu_writeback_active_mem_lg.sum"]
     assert k["provenance"]["bytes_l1"] == "128*l1tex__lsu_writeback_active_mem_lg.sum"
-    assert set(c) == {"DRAM", "FP32", "FP64"}  # --set full holds no L1/L2 peaks on this GPU: no invented roofs
+    assert set(c) == {
+        "DRAM",
+        "FP32",
+        "FP64",
+    }  # --set full holds no L1/L2 peaks on this GPU: no invented roofs
 
 
 def test_v100_pre_2021_nersc_split_run(fixture_store: Path) -> None:
@@ -110,9 +142,20 @@ def test_v100_pre_2021_nersc_split_run(fixture_store: Path) -> None:
 
 
 def test_reports_without_counters_give_null_never_zero(fixture_store: Path) -> None:
-    for name in ("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv", "2388612861"):
+    for name in (
+        "NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv",
+        "2388612861",
+    ):
         _, k, c = _load(fixture_store, name)
-        for q in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "bytes_l1", "bytes_l2", "bytes_dram"):
+        for q in (
+            "flops_fp64",
+            "flops_fp32",
+            "flops_fp16",
+            "flops_tensor",
+            "bytes_l1",
+            "bytes_l2",
+            "bytes_dram",
+        ):
             assert k[q] is None
             assert k["provenance"][q].startswith("NULL: ")
         assert {"no_flop_counters", "no_byte_counters"} <= set(k["flags"])

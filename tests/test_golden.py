@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from _support import GOLDEN, NCU
-
 from rooflake import queries
 from rooflake.store import Store
 
@@ -72,7 +71,9 @@ def test_store_equals_ncu_csv(fixture_store: Path, golden: Path) -> None:
                 compared["int"] += 1
             elif DEC_RE.fullmatch(text) and s is None:
                 decimals = len(text.split(".")[1])
-                assert d is not None and math.isclose(d, float(text), rel_tol=1e-12, abs_tol=0.5 * 10**-decimals + 1e-9), (
+                assert d is not None and math.isclose(
+                    d, float(text), rel_tol=1e-12, abs_tol=0.5 * 10**-decimals + 1e-9
+                ), (
                     kid,
                     name,
                     d,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from _support import tiny_run
-
 from rooflake import queries
 from rooflake.store import Store
 
@@ -46,7 +45,9 @@ def con(tmp_path: Path):
 
 
 def _row(con, kernel_id: int, precision: str = "fp32") -> dict:
-    cur = con.execute("SELECT * FROM kernel_roofline WHERE kernel_id = ? AND precision = ?", [kernel_id, precision])
+    cur = con.execute(
+        "SELECT * FROM kernel_roofline WHERE kernel_id = ? AND precision = ?", [kernel_id, precision]
+    )
     cols = [d[0] for d in cur.description]
     return dict(zip(cols, cur.fetchone(), strict=True))
 
@@ -85,7 +86,12 @@ def test_zero_flop_and_missing_precisions(con) -> None:
     r = _row(con, 3)
     assert r["zero_flops"] and r["ai_dram"] == 0 and r["bound"] is None
     # no fp16 / tensor counters anywhere: no rows for them (NULL is not 0)
-    assert con.execute("SELECT count(*) FROM kernel_roofline WHERE precision IN ('fp16', 'tensor')").fetchone()[0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM kernel_roofline WHERE precision IN ('fp16', 'tensor')").fetchone()[
+            0
+        ]
+        == 0
+    )
 
 
 def test_above_roof_and_nan_are_kept_and_marked(con) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from _support import tiny_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rooflake import queries
 from rooflake.store import Store
 
@@ -46,7 +45,9 @@ def test_values_round_trip(rows: list[tuple[float, int, int, str, float]]) -> No
             "SELECT kernel_id, name, duration_ns, grid_size, flops_fp32, isnan(duration_ns) FROM kernels ORDER BY kernel_id"
         ).fetchall()
         assert len(got) == len(rows)
-        for (kid, name, dur, grid, fl, dur_isnan), (edur, egrid, _, ename, efl) in zip(got, rows, strict=True):
+        for (_kid, name, dur, grid, fl, dur_isnan), (edur, egrid, _, ename, efl) in zip(
+            got, rows, strict=True
+        ):
             assert name == ename
             assert same(dur, edur) and same(fl, efl)
             assert dur_isnan == math.isnan(edur)  # NaN stays visible to SQL predicates

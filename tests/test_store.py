@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from _support import NCU_REPORTS, fixture, snapshot
-from typer.testing import CliRunner
-
 from rooflake import queries
 from rooflake.cli import app
 from rooflake.ingest import file_sha256, ingest_file
 from rooflake.store import Store
+from typer.testing import CliRunner
 
 REPORT = fixture("AveryClapp__ESMM-Research__profile_output")
 RL = Path(sys.executable).with_name("rl")
@@ -35,7 +34,9 @@ def test_layout_hive_partitions_and_schema_version(tmp_path: Path) -> None:
     import duckdb
     import polars as pl
 
-    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/kernels/*/*.parquet', hive_partitioning=true)").fetchall()
+    n = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{tmp_path}/kernels/*/*.parquet', hive_partitioning=true)"
+    ).fetchall()
     assert n == [(4,)]
     assert pl.scan_parquet(tmp_path / "kernels" / "**" / "*.parquet").collect().height == 4
 
@@ -47,7 +48,9 @@ def test_reingest_is_a_noop_and_force_replaces(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path)])
     assert r.exit_code == 0 and "already in the store" in r.stdout
     assert snapshot(tmp_path) == before
-    r = CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path), "--force", "--json", "-l", "batch=128"])
+    r = CliRunner().invoke(
+        app, ["ingest", str(REPORT), "--store", str(tmp_path), "--force", "--json", "-l", "batch=128"]
+    )
     assert r.exit_code == 0
     out = json.loads(r.stdout)
     assert out["status"] == "replaced" and out["kernels"] == 4
@@ -81,11 +84,17 @@ def test_two_concurrent_ingests_both_succeed(tmp_path: Path) -> None:
     b = [str(p) for p in NCU_REPORTS[half:]] + [str(REPORT)]
     env = {**os.environ, "RL_STORE": str(store)}
     procs = [
-        subprocess.Popen([str(RL), "ingest", *files, "--workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [str(RL), "ingest", *files, "--workers", "1"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for files in (a, b)
     ]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     con = queries.connect(Store(store))
     assert con.execute("SELECT count(*) FROM runs").fetchall() == [(len(NCU_REPORTS),)]
@@ -95,7 +104,9 @@ def test_two_concurrent_ingests_both_succeed(tmp_path: Path) -> None:
 
 
 def test_runs_lists_labels(tmp_path: Path) -> None:
-    CliRunner().invoke(app, ["ingest", str(REPORT), "--store", str(tmp_path), "-l", "model=esmm", "-l", "batch=1"])
+    CliRunner().invoke(
+        app, ["ingest", str(REPORT), "--store", str(tmp_path), "-l", "model=esmm", "-l", "batch=1"]
+    )
     r = CliRunner().invoke(app, ["runs", "--store", str(tmp_path), "--format", "json"])
     assert r.exit_code == 0
     (row,) = json.loads(r.stdout)

@@ -1,0 +1,44 @@
+# rooflake developer tasks. `make` = lint + test.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SRC_DIRS := schema ingest store queries render cli
+# the editable install (strict mode) maps files one by one: re-install when the file list changes
+FILE_LIST := $(sort $(shell find $(SRC_DIRS) -type f \( -name '*.py' -o -name '*.sql' \) 2>/dev/null))
+STAMP := $(VENV)/.rooflake-installed
+LIST := $(VENV)/.rooflake-files
+
+.PHONY: all install test lint format bench clean
+all: lint test
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(LIST): FORCE | $(PY)
+	@echo "$(FILE_LIST)" | cmp -s - $@ || echo "$(FILE_LIST)" > $@
+
+$(STAMP): pyproject.toml $(LIST) | $(PY)
+	$(PY) -m pip install -q -e ".[dev]" --config-settings editable_mode=strict
+	@touch $@
+
+install: $(STAMP)
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: install
+	$(PY) bench/bench.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+FORCE:

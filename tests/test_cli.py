@@ -1,0 +1,108 @@
+"""The rl CLI end to end on real reports; README's CLI reference equals `rl ... --help`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import runpy
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from _support import fixture
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+A10G = fixture("AveryClapp__ESMM-Research__profile_output")
+A40 = fixture("eschnett")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_readme_cli_reference_is_current() -> None:
+    mod = runpy.run_path(str(ROOT / "docs" / "cli_help.py"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert mod["render"](readme) == readme, "README.md CLI reference is stale: run `python docs/cli_help.py`"
+
+
+def test_readme_setup_commands_use_a_real_fixture_and_ci_runs_the_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "../shared/fixtures/ncu/AveryClapp__ESMM-Research__profile_output.ncu-rep" in readme
+    test_cmd = ".venv/bin/pip install '.[dev]' && .venv/bin/python -m pytest"
+    assert test_cmd in readme
+    assert test_cmd in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("suffix", [".html", ".png", ".svg"])
+def test_roofline_of_a_real_run(tmp_path: Path, suffix: str) -> None:
+    store = tmp_path / "store"
+    assert invoke("ingest", str(A10G), "--store", str(store)).exit_code == 0
+    out = tmp_path / f"r{suffix}"
+    r = invoke("roofline", "--store", str(store), "--level", "all", "--out", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"wrote {out}")
+    data = out.read_bytes()
+    if suffix == ".html":
+        text = data.decode()
+        assert "warptiling" in text and "<script src=" not in text
+    elif suffix == ".png":
+        assert data.startswith(b"\x89PNG")
+    else:
+        assert data.lstrip().startswith(b"<svg")
+
+
+def test_roofline_lists_zero_flop_kernels_under_the_chart(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    invoke("ingest", str(A40), "--store", str(store))
+    out = tmp_path / "a40.html"
+    r = invoke("roofline", "--store", str(store), "--out", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert "4 zero-FLOP kernels" in r.stdout
+    assert "Kernels without FLOPs" in out.read_text()
+
+
+def test_sql_formats_and_list(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    invoke("ingest", str(A10G), "--store", str(store), "-l", "batch=64")
+    q = "SELECT kernel_id, short_name, flops_fp32, nvtx_stack FROM kernels ORDER BY kernel_id"
+    r = invoke("sql", q, "--store", str(store), "--format", "json")
+    rows = json.loads(r.stdout)
+    assert [x["short_name"] for x in rows] == [
+        "one_blocktiling",
+        "two_blocktiling",
+        "vectorized_blocktiling",
+        "warptiling",
+    ]
+    r = invoke("sql", q, "--store", str(store), "--format", "csv")
+    parsed = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert float(parsed[3]["flops_fp32"]) == rows[3]["flops_fp32"]
+    out = tmp_path / "k.parquet"
+    r = invoke("sql", q, "--store", str(store), "--format", "parquet", "--out", str(out))
+    assert r.exit_code == 0 and pq.read_table(out).num_rows == 4
+    r = invoke(
+        "sql", "SELECT * FROM kernel_roofline WHERE run_id = $run", "--store", str(store), "-p", "run=nope"
+    )
+    assert r.exit_code == 0 and "kernel_id" in r.stdout
+    r = invoke("sql", "--list")
+    assert "kernel_roofline" in r.stdout and "run_ceilings" in r.stdout
+    r = invoke("sql", "SELECT labels['batch'] AS b FROM runs", "--store", str(store), "-f", "json")
+    assert json.loads(r.stdout) == [{"b": "64"}]
+
+
+def test_empty_store_answers_with_empty_views(tmp_path: Path) -> None:
+    r = invoke(
+        "sql", "SELECT count(*) AS n FROM kernel_roofline", "--store", str(tmp_path / "none"), "-f", "json"
+    )
+    assert r.exit_code == 0 and json.loads(r.stdout) == [{"n": 0}]
+    r = invoke("roofline", "--store", str(tmp_path / "none"))
+    assert r.exit_code == 1 and "holds no runs" in r.stderr
+
+
+def test_version() -> None:
+    r = invoke("--version")
+    assert r.exit_code == 0 and r.stdout.startswith("rooflake ")
