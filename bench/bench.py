@@ -44,9 +44,11 @@ def child(code: str) -> tuple[float, dict, float]:
 FLOOR = """
 import time, ncu_report
 files = {files!r}
+lossless = {lossless!r}
 t0 = time.perf_counter(); n = 0
 for f in files:
     ctx = ncu_report.load_report(f)
+    units = {{}}
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
@@ -56,6 +58,13 @@ for f in files:
                 m.value(); n += 1
                 for i in range(m.num_instances()):
                     m.value(i)
+                if lossless:  # what a lossless copy must also read: unit once per name, correlation ids
+                    if name not in units:
+                        units[name] = m.unit()
+                    if m.num_instances() and m.has_correlation_ids():
+                        c = m.correlation_ids()
+                        for i in range(c.num_instances()):
+                            c.value(i)
 RESULT = {{"seconds": time.perf_counter() - t0, "values": n}}
 """
 
@@ -67,7 +76,8 @@ files = [Path(f) for f in {files!r}]
 t0 = time.perf_counter()
 res = list(ingest_paths(files, {store!r}, force=True, workers={workers}))
 RESULT = {{"seconds": time.perf_counter() - t0, "kernels": sum(r.kernels or 0 for r in res),
-          "values": sum(r.metrics or 0 for r in res), "errors": [r.error for r in res if r.error]}}
+          "values": sum(r.metrics or 0 for r in res), "errors": [r.error for r in res if r.error],
+          "worker_rss_mb": max(r.peak_rss_mb or 0 for r in res)}}
 """
 
 
@@ -75,11 +85,15 @@ def bench_ingest() -> None:
     files = [str(p) for p in REPORTS]
     mb = sum(p.stat().st_size for p in REPORTS) / 1e6
     print(f"fixtures: {len(files)} reports, {mb:.1f} MB, {os.cpu_count()} cores")
-    floors = [child(FLOOR.format(files=files)) for _ in range(3)]
+    floors = [child(FLOOR.format(files=files, lossless=False)) for _ in range(3)]
     floor = min(f[1]["seconds"] for f in floors)
     n_values = floors[0][1]["values"]
     print(
         f"floor (ncu_report reads every value, 1 process): {floor:.3f} s, {n_values} values, peak RSS {floors[0][2]:.0f} MB"
+    )
+    full = min(child(FLOOR.format(files=files, lossless=True))[1]["seconds"] for _ in range(3))
+    print(
+        f"lossless floor (+ unit once per metric name, + correlation ids of instanced metrics): {full:.3f} s"
     )
     with tempfile.TemporaryDirectory() as d:
         for workers in (1, os.cpu_count() or 1):
@@ -90,15 +104,17 @@ def bench_ingest() -> None:
             s, res, rss = best[1]["seconds"], best[1], best[2]
             assert not res["errors"], res["errors"]
             print(
-                f"ingest, {workers} worker(s): {s:.3f} s = {s / floor:.2f}x floor; {mb / s:.1f} MB/s, "
-                f"{res['kernels'] / s:.0f} kernels/s, {res['values'] / s:.0f} metric values/s, peak RSS {rss:.0f} MB"
+                f"ingest, {workers} worker(s): {s:.3f} s = {s / floor:.2f}x floor, {s / full:.2f}x lossless floor; "
+                f"{mb / s:.1f} MB/s, {res['kernels'] / s:.0f} kernels/s, {res['values'] / s:.0f} metric values/s, "
+                f"peak RSS: parent {rss:.0f} MB, any worker {res['worker_rss_mb']:.0f} MB"
             )
         # memory flat in the number of reports: the same reports five times over (forced re-ingest)
         for times in (1, 5):
             many = files * times
             wall, res, rss = child(INGEST.format(files=many, store=f"{d}/m", workers=os.cpu_count() or 1))
             print(
-                f"ingest {len(many)} reports ({times}x the set): {res['seconds']:.2f} s, peak RSS of any process {rss:.0f} MB"
+                f"ingest {len(many)} reports ({times}x the set): {res['seconds']:.2f} s, "
+                f"peak RSS: parent {rss:.0f} MB, any worker {res['worker_rss_mb']:.0f} MB"
             )
 
 
@@ -106,6 +122,7 @@ def bench_query(n_runs: int = 1000) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
     from rooflake import queries
     from rooflake.ingest import ingest_paths
     from rooflake.store import Store

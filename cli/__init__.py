@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+
 from rooflake.schema import RooflakeError
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -18,9 +18,15 @@ def help_text(command: str) -> str:
     os.environ["TERMINAL_WIDTH"] = "100"
     os.environ["NO_COLOR"] = "1"
     os.environ.pop("FORCE_COLOR", None)
+    import typer.rich_utils
     from typer.testing import CliRunner
 
     from rooflake.cli import app
+
+    # rich_utils reads these once at import; another import may have come first (pytest)
+    typer.rich_utils.MAX_WIDTH = 100
+    typer.rich_utils.COLOR_SYSTEM = None
+    typer.rich_utils.FORCE_TERMINAL = False
 
     args = [command, "--help"] if command else ["--help"]
     out = CliRunner().invoke(app, args, prog_name="rl", terminal_width=100).stdout

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
 from rooflake.schema import RUNS, SCHEMA_VERSION, InputError, RooflakeError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
 
@@ -125,6 +126,7 @@ class IngestResult:
     metrics: int | None = None
     gpu_name: str | None = None
     error: str | None = None
+    peak_rss_mb: float | None = None  # of the process that read the file (a worker, or this process)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -237,11 +239,15 @@ def expand_paths(args: Iterable[str]) -> list[Path]:
 
 
 def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestResult:
+    import resource
+
     from rooflake.schema import StoreError
 
     path, root, labels, force, fp16 = job
     try:
-        return ingest_file(path, root, labels, force=force, fp16=fp16)
+        res = ingest_file(path, root, labels, force=force, fp16=fp16)
+        res.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return res
     except StoreError as e:
         return IngestResult(path, None, "store-error", error=str(e))
     except RooflakeError as e:
@@ -272,12 +278,13 @@ def ingest_paths(
     root = str(store.root)
     jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]
     n = workers or os.cpu_count() or 1
-    if len(jobs) <= 1 or n == 1:
-        results: Iterable[IngestResult] = map(_worker, jobs)
-        for r in results:
-            if r.status == "store-error":
-                raise StoreError(r.error or "store error")
-            yield r
+    from rooflake.ingest import ncu_rep
+
+    if len(jobs) == 1 and not ncu_rep.loaded_any():  # the common `rl ingest FILE`: no worker needed
+        r = _worker(jobs[0])
+        if r.status == "store-error":
+            raise StoreError(r.error or "store error")
+        yield r
         return
     with _mp_context().Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
         for r in pool.imap_unordered(_worker, jobs):

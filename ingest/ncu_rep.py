@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
 from rooflake.ingest.derive import derive
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 
 MAGIC = b"NVR\x00"
 _VERSION_RE = re.compile(rb"(\d{4}\.\d+\.\d+\.\d+ \(build \d+\)(?: \([a-z-]+\))?)")
-_CMDLINE_RE = re.compile(rb"((?:[A-Za-z]:)?[/\\][\x20-\x7e]*?[/\\]ncu(?:\.exe)? [\x20-\x7e]*)")
 
 # ncu_report ValueKind -> our kind name
 _KINDS = {0: "unknown", 1: "any", 2: "string", 3: "float", 4: "double", 5: "uint32", 6: "uint64"}
-_STRING, _UINT32, _UINT64 = 2, 5, 6
+_STRING, _FLOAT, _DOUBLE, _UINT32, _UINT64 = 2, 3, 4, 5, 6
 # kernels that should execute FLOPs: F = 0 on them is a physics flag (DESIGN.md section 5)
 _GEMM_RE = re.compile(r"gemm|conv|matmul|mma|fmha|flash", re.IGNORECASE)
 
@@ -52,13 +52,40 @@ def check_framing(path: Path, data: bytes) -> None:
 def producer_info(data: bytes) -> tuple[str, str | None]:
     """The producing ncu version and the profiler command line, as written in the file's text.
 
-    Returns ``("ncu <version>" | "ncu (pre-2021.2, version not recorded)", command_line | None)``.
+    Returns ``("ncu <version>" | "ncu (pre-2021.2, version not recorded)", command_line | None)``. Literal
+    anchors first, regexes only around them: a regex over a whole multi-MB report costs more than reading it.
     """
-    m = _VERSION_RE.search(data)
-    producer = f"ncu {m.group(1).decode()}" if m else "ncu (pre-2021.2, version not recorded)"
-    c = _CMDLINE_RE.search(data)
-    cmd = c.group(1).decode("ascii").strip().rstrip('"').strip() if c else None
+    producer = "ncu (pre-2021.2, version not recorded)"
+    i = data.find(b" (build ")
+    if i >= 0 and (m := _VERSION_RE.search(data, max(0, i - 32), i + 64)):
+        producer = f"ncu {m.group(1).decode()}"
+    cmd = None
+    hits = [j for j in (data.find(b"/ncu "), data.find(b"\\ncu.exe "), data.find(b"/ncu.exe ")) if j >= 0]
+    if hits:
+        j = min(hits)
+        start = j
+        while start > 0 and 0x20 <= data[start - 1] <= 0x7E and data[start - 1] != 0x22:
+            start -= 1
+        end = j
+        while end < len(data) and 0x20 <= data[end] <= 0x7E:
+            end += 1
+        text = data[start:end].decode("ascii").strip().rstrip('"').strip()
+        # the path begins at the first '/' or drive letter (protobuf length bytes may precede it)
+        k = min((x for x in (text.find("/"), text.find(":\\") - 1) if x >= 0), default=0)
+        cmd = text[k:] or None
     return producer, cmd
+
+
+def _value(metric: Any, kind: int, *idx: int) -> Any:
+    """``IMetric.value()`` without its per-call dispatch table: the ``as_*`` accessor of ``kind``
+    (float/double -> float, uint32/uint64 -> int, string -> str, any/unknown -> None)."""
+    if kind in (_DOUBLE, _FLOAT):
+        return metric.as_double(*idx)
+    if kind in (_UINT64, _UINT32):
+        return metric.as_uint64(*idx)
+    if kind == _STRING:
+        return metric.as_string(*idx)
+    return None
 
 
 def _num(m: Any) -> float | None:
@@ -169,7 +196,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
                 mn.append(name)
                 mu.append(unit)
                 mk.append(_KINDS.get(kind, str(kind)))
-                v = metric.value()
+                v = _value(metric, kind)
                 if kind == _STRING or isinstance(v, str):
                     md.append(None)
                     ms.append(v)
@@ -186,7 +213,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
                     values[name] = fv
                 ninst = metric.num_instances()
                 if ninst:
-                    inst = [metric.value(i) for i in range(ninst)]
+                    inst = [_value(metric, metric.kind(i), i) for i in range(ninst)]
                     if any(isinstance(x, str) for x in inst):
                         mvals.append(None)
                         mstrs.append([None if x is None else str(x) for x in inst])
@@ -195,7 +222,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
                         mstrs.append(None)
                     if metric.has_correlation_ids():
                         ids = metric.correlation_ids()
-                        mids.append([str(ids.value(i)) for i in range(ids.num_instances())])
+                        mids.append([str(_value(ids, ids.kind(i), i)) for i in range(ids.num_instances())])
                     else:
                         mids.append(None)
                 else:

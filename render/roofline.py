@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeAlias
 import altair as alt
 import polars as pl
 import pyarrow as pa
+
 from rooflake.schema import RooflineDataError
 
 __all__ = [

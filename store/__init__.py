@@ -25,6 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from rooflake.schema import SCHEMA_VERSION, RunNotFoundError, StoreError
 
 DATA_TABLES = ("kernels", "metrics", "ceilings")
@@ -209,6 +210,7 @@ class Store:
         to SQL bodies created after the table views.
         """
         import duckdb
+
         from rooflake.schema import TABLES
 
         con = duckdb.connect()

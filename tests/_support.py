@@ -48,6 +48,7 @@ def tiny_run(
     from datetime import datetime, timezone
 
     import pyarrow as pa
+
     from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS
     from rooflake.store import Store
 

@@ -8,9 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _support import FIXTURES, fixture, snapshot
-from rooflake.cli import app
 from typer.testing import CliRunner
+
+from rooflake.cli import app
+
+from _support import FIXTURES, fixture, snapshot
 
 GOOD = fixture("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv")
 ROOFLINE_READY = fixture("AveryClapp__ESMM-Research__profile_output")

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from _support import fixture
 from typer.testing import CliRunner
 
 from rooflake.cli import app
+
+from _support import fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 A10G = fixture("AveryClapp__ESMM-Research__profile_output")

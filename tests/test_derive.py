@@ -7,10 +7,12 @@ import math
 from pathlib import Path
 
 import pytest
-from _support import fixture
+
 from rooflake import queries
 from rooflake.ingest.derive import derive
 from rooflake.store import Store
+
+from _support import fixture
 
 INST = "sass_thread_inst_executed_op_{}_pred_on"
 

@@ -11,9 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
-from _support import GOLDEN, NCU
+
 from rooflake import queries
 from rooflake.store import Store
+
+from _support import GOLDEN, NCU
 
 GOLDEN_FILES = sorted(GOLDEN.glob("*.raw.csv"))
 # columns of the CSV that describe the launch rather than name a metric

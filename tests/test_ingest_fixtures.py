@@ -8,9 +8,11 @@ from pathlib import Path
 
 import ncu_report
 import pytest
-from _support import NCU_REPORTS, api_values, fixture
+
 from rooflake import queries
 from rooflake.store import Store
+
+from _support import NCU_REPORTS, api_values, fixture
 
 
 def _actions(path: Path) -> list:

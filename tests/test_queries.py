@@ -6,9 +6,11 @@ import math
 from pathlib import Path
 
 import pytest
-from _support import tiny_run
+
 from rooflake import queries
 from rooflake.store import Store
+
+from _support import tiny_run
 
 # one machine: DRAM 1 TB/s, L2 4 TB/s, L1 16 TB/s, FP32 10 TFLOP/s, FP64 5 TFLOP/s
 CEIL = {"DRAM": 1e12, "L2": 4e12, "L1": 16e12, "FP32": 10e12, "FP64": 5e12}

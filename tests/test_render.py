@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+
 from rooflake.render import roofline_chart, save_chart, zero_flop_table
 from rooflake.schema import RooflineDataError
 

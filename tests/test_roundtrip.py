@@ -6,11 +6,13 @@ import math
 import tempfile
 from pathlib import Path
 
-from _support import tiny_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from rooflake import queries
 from rooflake.store import Store
+
+from _support import tiny_run
 
 doubles = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
     [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 5e-324, 1.7976931348623157e308]

@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from _support import NCU_REPORTS, fixture, snapshot
+from typer.testing import CliRunner
+
 from rooflake import queries
 from rooflake.cli import app
 from rooflake.ingest import file_sha256, ingest_file
 from rooflake.store import Store
-from typer.testing import CliRunner
+
+from _support import NCU_REPORTS, fixture, snapshot
 
 REPORT = fixture("AveryClapp__ESMM-Research__profile_output")
 RL = Path(sys.executable).with_name("rl")
