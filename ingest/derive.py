@@ -114,14 +114,19 @@ def _tensor(v: Mapping[str, float], t_s: float | None) -> tuple[float | None, st
 
 
 def _bytes(
-    v: Mapping[str, float], qty: str, cc: float | None, t_s: float | None
+    v: Mapping[str, float],
+    qty: str,
+    cc: float | None,
+    t_s: float | None,
+    section: frozenset[str] = frozenset(),
 ) -> tuple[float | None, str, cat.ByteFamily | None]:
     fams = cat.BYTE_FAMILIES[qty]
-    # ncu's choice for this architecture, then NERSC's. Never another architecture's counter: on Hopper
-    # l1tex__m_xbar2l1tex_read_bytes reads 0 for kernels that move data (seen on the H800 fixture).
-    ordered = [f for f in fams if f.applies(cc)] + [
-        f for f in fams if f.method == "nersc" and not f.applies(cc)
-    ]
+    # the report's own roofline section's choice, then ncu's choice for this architecture, then NERSC's. Never
+    # another architecture's counter: on Hopper l1tex__m_xbar2l1tex_read_bytes reads 0 for kernels that move data
+    # (seen on the H800 fixture).
+    own = [f for f in fams if f.section_re and any(re.search(f.section_re, n) for n in section)]
+    ordered = own + [f for f in fams if f.applies(cc) and f not in own]
+    ordered += [f for f in fams if f.method == "nersc" and f not in ordered]
     for fam in ordered:
         f = "" if fam.factor == 1 else f"{fam.factor:g}*"
         if f"{fam.base}.sum" in v:
@@ -148,7 +153,9 @@ def _byte_ceiling(v: Mapping[str, float], level: str, fam: cat.ByteFamily) -> Ce
     return None
 
 
-def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> Derived:
+def derive(
+    values: Mapping[str, float], cc: float | None, fp16: str = "ncu", section: frozenset[str] = frozenset()
+) -> Derived:
     """Derive duration, FLOPs per precision, bytes per level and the ceilings of one kernel.
 
     ``values``: numeric metric values by ncu metric name (base units as the report holds them: ns, byte,
@@ -205,7 +212,7 @@ def derive(values: Mapping[str, float], cc: float | None, fp16: str = "ncu") -> 
                 )
             )
     for qty, level in cat.LEVEL_CEILINGS.items():
-        q[qty], prov[qty], fam = _bytes(values, qty, cc, t_s)
+        q[qty], prov[qty], fam = _bytes(values, qty, cc, t_s, section)
         fams = [fam] if fam is not None else [f for f in cat.BYTE_FAMILIES[qty] if f.applies(cc)]
         for f in fams:
             c = _byte_ceiling(values, level, f)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from rooflake.ingest.derive import derive
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
+from rooflake.schema import catalog as cat
 
 MAGIC = b"NVR\x00"
 _VERSION_RE = re.compile(rb"(\d{4}\.\d+\.\d+\.\d+ \(build \d+\)(?: \([a-z-]+\))?)")
@@ -116,6 +117,15 @@ def _nvtx(action: Any) -> tuple[str | None, list[str] | None, str | None]:
             name = dom.name()
             return f"{name}:{'/'.join(stack)}", stack, name
     return None, None, None
+
+
+def roofline_section_metrics(action: Any) -> frozenset[str]:
+    """Body metric names of the action's ``SpeedOfLight_*RooflineChart`` sections (empty without them)."""
+    names: set[str] = set()
+    for sec in action.sections() or ():
+        if re.match(cat.ROOFLINE_SECTION_RE, sec.identifier()):
+            names.update(m.name() for m in (sec.body_metrics() or ()))
+    return frozenset(names)
 
 
 def _cc(values: dict[str, float]) -> tuple[str | None, float | None]:
@@ -234,7 +244,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
             m["kernel_id"].extend([kernel_id] * n)
 
             cc_str, cc = _cc(values)
-            d = derive(values, cc, fp16)
+            d = derive(values, cc, fp16, roofline_section_metrics(act))
             gpu = act.metric_by_name("device__attribute_display_name")
             gpu_name = gpu.value() if gpu is not None else None
             path_, stack, domain = _nvtx(act)

@@ -56,6 +56,9 @@ class ByteFamily:
     method: str = "ncu-section"
     # exact counters that sum to ``base.sum`` (tried after it, before the rate)
     split: tuple[str, ...] = ()
+    # regex over the body metric names of the report's SpeedOfLight_*RooflineChart sections: when it matches,
+    # the report's own section uses this family, which then goes first whatever the compute capability
+    section_re: str | None = None
 
     def applies(self, cc: float | None) -> bool:
         if cc is None:
@@ -68,14 +71,35 @@ BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
         ByteFamily("dram__bytes", 1, "dram", split=("dram__bytes_read.sum", "dram__bytes_write.sum"))
     ],
     "bytes_l2": [
-        ByteFamily("lts__lts2xbar_cycles_active", 32, "lts", min_cc=9.0),
-        ByteFamily("l1tex__m_xbar2l1tex_read_bytes", 1, "lts", max_cc=8.99),
+        ByteFamily("lts__lts2xbar_cycles_active", 32, "lts", min_cc=9.0, section_re=r"lts__lts2xbar"),
+        ByteFamily(
+            "l1tex__m_xbar2l1tex_read_bytes",
+            1,
+            "lts",
+            max_cc=8.99,
+            section_re=r"^l1tex__m_xbar2l1tex_read_bytes\.",
+        ),
         ByteFamily("lts__t_bytes", 1, "lts", method="nersc"),
     ],
     "bytes_l1": [
-        ByteFamily("l1tex__lsu_writeback_active_mem_lgds", 128, "l1tex", min_cc=9.0),
-        ByteFamily("l1tex__lsu_writeback_active_mem_lg", 128, "l1tex", min_cc=7.5, max_cc=8.99),
-        ByteFamily("l1tex__lsu_writeback_active", 128, "l1tex", max_cc=7.29),
+        ByteFamily(
+            "l1tex__lsu_writeback_active_mem_lgds", 128, "l1tex", min_cc=9.0, section_re=r"_mem_lgds\."
+        ),
+        ByteFamily(
+            "l1tex__lsu_writeback_active_mem_lg",
+            128,
+            "l1tex",
+            min_cc=7.5,
+            max_cc=8.99,
+            section_re=r"_mem_lg\.",
+        ),
+        ByteFamily(
+            "l1tex__lsu_writeback_active",
+            128,
+            "l1tex",
+            max_cc=7.29,
+            section_re=r"lsu_writeback_(bytes|active)\.sum",
+        ),
         ByteFamily("l1tex__t_bytes", 1, "l1tex", method="nersc"),
     ],
 }
@@ -89,6 +113,8 @@ TENSOR_PIPE_FACTOR = (
 
 DURATION_METRIC = "gpu__time_duration.sum"
 NERSC_TIME = ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second")
+
+ROOFLINE_SECTION_RE = r"^SpeedOfLight_(Hierarchical\w+)?RooflineChart$"
 
 QUANTITIES = (
     "flops_fp64",

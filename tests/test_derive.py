@@ -207,3 +207,23 @@ def test_nan_duration_propagates_and_is_flagged() -> None:
     d = derive(v, 9.0)
     assert math.isnan(d.quantities["bytes_dram"])
     assert {"nan_duration", "nan_metrics", "zero_peak"} <= set(d.flags)
+
+
+def test_the_reports_own_roofline_section_picks_the_counters() -> None:
+    v = {"lts__lts2xbar_cycles_active.sum": 10.0, "l1tex__m_xbar2l1tex_read_bytes.sum": 7.0}
+    section = frozenset({"l1tex__m_xbar2l1tex_read_bytes.sum.per_second", "dram__bytes.sum.per_second"})
+    assert derive(v, 9.0).quantities["bytes_l2"] == 320.0  # by compute capability
+    assert derive(v, 9.0, section=section).quantities["bytes_l2"] == 7.0  # as the report's own section says
+
+
+def test_section_metric_names_are_read_from_the_report() -> None:
+    import ncu_report
+
+    from rooflake.ingest.ncu_rep import roofline_section_metrics
+
+    ctx = ncu_report.load_report(str(fixture("AveryClapp__ESMM-Research__profile_output")))
+    names = roofline_section_metrics(ctx.range_by_idx(0).action_by_idx(0))
+    assert "l1tex__m_xbar2l1tex_read_bytes.sum.per_second" in names
+    assert "derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second" in names
+    ctx = ncu_report.load_report(str(fixture("ZSL98")))  # no roofline sections
+    assert roofline_section_metrics(ctx.range_by_idx(0).action_by_idx(0)) == frozenset()
