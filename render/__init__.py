@@ -1,13 +1,8 @@
 """rooflake.render: Altair chart specs (table in, chart out) and saving them offline (HTML, PNG, SVG)."""
 
-from rooflake.render.roofline import (
-    LEVELS,
-    PRECISIONS,
-    SAVE_SUFFIXES,
-    roofline_chart,
-    save_chart,
-    zero_flop_table,
-)
+from rooflake.render.roofline import LEVELS, PRECISIONS, roofline_chart
+from rooflake.render.save import SAVE_SUFFIXES, save_chart
+from rooflake.render.tables import zero_flop_table
 
 __all__ = [
     "LEVELS",

@@ -1,0 +1,220 @@
+"""Saving charts offline: HTML (JavaScript inlined), PNG and SVG (vl-convert), written atomically.
+
+The zero-FLOP kernels of a run (:func:`rooflake.render.tables.zero_flop_table`) follow the chart: an HTML
+table in a page, a text list drawn under the chart in PNG/SVG. This is the only I/O of ``rooflake.render``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import altair as alt
+import polars as pl
+
+from rooflake.render.tables import _duration, _share, _truncate_str, _values
+
+__all__ = ["SAVE_SUFFIXES", "save_chart"]
+
+#: Suffixes :func:`save_chart` writes.
+SAVE_SUFFIXES = (".html", ".png", ".svg")
+
+MAX_BELOW_ROWS = 25  # zero-FLOP kernels listed under a PNG/SVG chart
+_BELOW_COLUMNS: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+    ("name", "left", 0),
+    ("duration", "right", 720),
+    ("share", "right", 800),
+)
+
+
+def _inline(df: pl.DataFrame) -> alt.InlineData:
+    return alt.InlineData(values=_values(df))
+
+
+def _below_total(below: pl.DataFrame) -> float | None:
+    """The zero-FLOP share of time over the runs in ``below`` (one total per run, summed)."""
+    if "run_id" not in below.columns or "total_share_of_time" not in below.columns:
+        return None
+    return float(below.unique("run_id").get_column("total_share_of_time").fill_null(float("nan")).sum())
+
+
+def _below_html(below: pl.DataFrame) -> str:
+    total = _below_total(below)
+    rows = []
+    for r in below.iter_rows(named=True):
+        full = r.get("name") or ""
+        rows.append(
+            "<tr>"
+            f'<td title="{html.escape(full)}"><code>{html.escape(_truncate_str(full))}</code></td>'
+            f"<td>{html.escape(r.get('short_name') or '')}</td>"
+            f'<td class="num">{_duration(r.get("duration_ns"))}</td>'
+            f'<td class="num">{_share(r.get("share_of_time"))}</td>'
+            "</tr>"
+        )
+    foot = (
+        f'<tfoot><tr><td colspan="3">{below.height} kernel(s)</td>'
+        f'<td class="num">{_share(total)}</td></tr></tfoot>'
+        if total is not None
+        else ""
+    )
+    return (
+        '\n<section class="rl-zero-flops" style="font-family: sans-serif; margin: 1.5em 0 0 0.5em;">\n'
+        "<style>.rl-zero-flops table{border-collapse:collapse;font-size:13px}"
+        ".rl-zero-flops td,.rl-zero-flops th{border-bottom:1px solid #ddd;padding:3px 10px;text-align:left}"
+        ".rl-zero-flops .num{text-align:right}</style>\n"
+        "<h3>Kernels without FLOPs (no place on a log-AI axis)</h3>\n"
+        "<table><thead><tr><th>name</th><th>short name</th><th>duration</th>"
+        "<th>share of time</th></tr></thead>\n"
+        f"<tbody>{''.join(rows)}</tbody>{foot}</table>\n</section>\n"
+    )
+
+
+def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
+    total = _below_total(below)
+    shown = below.head(MAX_BELOW_ROWS)
+    lines = [
+        {
+            "row": i,
+            "name": _truncate_str(r.get("name")),
+            "duration": _duration(r.get("duration_ns")),
+            "share": _share(r.get("share_of_time")),
+        }
+        for i, r in enumerate(shown.iter_rows(named=True))
+    ]
+    if below.height > MAX_BELOW_ROWS:
+        lines.append(
+            {
+                "row": len(lines),
+                "name": f"… and {below.height - MAX_BELOW_ROWS} more",
+                "duration": "",
+                "share": "",
+            }
+        )
+    data = pl.DataFrame(
+        lines, schema={"row": pl.Int64, "name": pl.String, "duration": pl.String, "share": pl.String}
+    )
+    cols = [
+        alt.Chart(_inline(data), name=f"zero_flops_{field}")
+        .mark_text(align=align, fontSize=11, font="monospace" if field == "name" else "sans-serif")
+        .encode(x=alt.value(x), y=alt.Y("row:O", axis=None), text=f"{field}:N")
+        for field, align, x in _BELOW_COLUMNS
+    ]
+    return alt.LayerChart(layer=cols).properties(
+        view=alt.ViewBackground(stroke=None),
+        width=800,
+        height=16 * len(lines),
+        title=alt.TitleParams(
+            "Kernels without FLOPs (no place on a log-AI axis)",
+            subtitle=f"{below.height} kernel(s), {_share(total)} of the run's time "
+            "· name, duration, share of time",
+            anchor="start",
+            fontSize=13,
+        ),
+    )
+
+
+def _spec_dict(chart: Any) -> dict[str, Any]:
+    """``chart.to_dict()``, the top-level ``datasets`` set aside while Altair walks and validates the spec.
+
+    Altair visits every value of every row in ``to_dict``: seconds for a run of a few thousand kernels. The
+    datasets of :func:`roofline_chart` are plain JSON rows already, so they are put back unvisited.
+    """
+    datasets = getattr(chart, "datasets", alt.Undefined)
+    if not isinstance(datasets, dict) or not datasets:
+        return chart.to_dict()
+    light = chart.copy(deep=True, ignore=["datasets"])
+    light.datasets = alt.Undefined
+    spec = light.to_dict()
+    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
+    return spec
+
+
+def _vconcat(top: dict[str, Any], bottom: dict[str, Any]) -> dict[str, Any]:
+    """Two top-level Vega-Lite specs stacked vertically (datasets, config and schema hoisted to the top)."""
+    top, bottom = dict(top), dict(bottom)
+    out: dict[str, Any] = {"$schema": top.pop("$schema", bottom.get("$schema"))}
+    bottom.pop("$schema", None)
+    out["config"] = {**bottom.pop("config", {}), **top.pop("config", {})}
+    out["datasets"] = {**bottom.pop("datasets", {}), **top.pop("datasets", {})}
+    out["vconcat"] = [top, bottom]
+    out["spacing"] = 24
+    return out
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file next to ``path`` (mode per umask), fsync, then ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def save_chart(
+    chart: alt.TopLevelMixin, path: str | os.PathLike[str], *, below: pl.DataFrame | None = None
+) -> None:
+    """Write ``chart`` to ``path``, the format chosen by the suffix; works offline.
+
+    - ``.html``: ``chart.to_html(inline=True)`` (Vega, Vega-Lite and vega-embed JavaScript embedded, no CDN);
+      when ``below`` (the :func:`zero_flop_table` of the run) is given and non-empty, an HTML table "Kernels
+      without FLOPs (no place on a log-AI axis)" follows the chart: name (truncated, full name on hover),
+      short name, duration, share of time, and the total share.
+    - ``.png`` (scale 2) / ``.svg``: rendered by vl-convert (``vegalite_to_png`` / ``vegalite_to_svg``), no
+      browser; a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
+
+    ``below`` columns: ``name``, ``short_name``, ``duration_ns`` (ns), ``share_of_time`` (0..1),
+    ``total_share_of_time`` and ``run_id`` (for the total). The file is written atomically (temporary file in
+    the same directory, then ``os.replace``); missing parent directories are created.
+
+    Raises ``ValueError`` for a suffix other than .html, .png, .svg (the message names the path); ``OSError``
+    if the file cannot be written.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SAVE_SUFFIXES:
+        raise ValueError(
+            f"cannot save a chart to {str(path)!r}: unknown suffix {path.suffix!r} "
+            f"(allowed: {', '.join(SAVE_SUFFIXES)})"
+        )
+    has_below = below is not None and below.height > 0
+    spec = _spec_dict(chart)
+    if suffix == ".html":
+        page = (
+            alt.utils.spec_to_html(  # what chart.save(path, inline=True) writes, without re-walking the data
+                spec,
+                mode="vega-lite",
+                vegalite_version=alt.VEGALITE_VERSION,
+                vegaembed_version=alt.VEGAEMBED_VERSION,
+                vega_version=alt.VEGA_VERSION,
+                template="inline",
+            )
+        )
+        if has_below:
+            assert below is not None
+            table = _below_html(below)
+            at = page.rfind("</body>")
+            page = page[:at] + table + page[at:] if at >= 0 else page + table
+        _write_atomic(path, page.encode("utf-8"))
+        return
+
+    import vl_convert as vlc
+
+    if has_below:
+        assert below is not None
+        spec = _vconcat(spec, _spec_dict(_below_chart(below)))
+    spec_json = json.dumps(spec, allow_nan=False)
+    if suffix == ".png":
+        data: bytes = vlc.vegalite_to_png(spec_json, scale=2)
+    else:
+        data = vlc.vegalite_to_svg(spec_json).encode("utf-8")
+    _write_atomic(path, data)
