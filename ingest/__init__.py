@@ -169,32 +169,20 @@ def ingest_file(
         return IngestResult(str(path), run_id, "exists")
     out = read(path, run_id=run_id, fp16=fp16)
     run = out["run"]
-    runs = pa.table(
-        {
-            "run_id": [run_id],
-            "source_path": [str(path.resolve())],
-            "source_sha256": [sha],
-            "source_bytes": [path.stat().st_size],
-            "source_format": [run["source_format"]],
-            "producer": [run["producer"]],
-            "command_line": [run["command_line"]],
-            "host": [run["host"]],
-            "gpu_name": [run["gpu_name"]],
-            "compute_capability": [run["compute_capability"]],
-            "n_kernels": [run["n_kernels"]],
-            "n_metrics": [run["n_metrics"]],
-            "derivation": [run["derivation"]],
-            "fp16_convention": [run["fp16_convention"]],
-            "ingested_at": [datetime.now(timezone.utc)],
-            "labels": [sorted((labels or {}).items())],
-            "rooflake_version": [_rooflake_version()],
-            "schema_version": [SCHEMA_VERSION],
-        },
-        schema=RUNS,
-    )
-    res = store.publish(
-        run_id, {"runs": runs, **{t: out[t] for t in ("kernels", "metrics", "ceilings")}}, force=force
-    )
+    row = {
+        **run,
+        "run_id": run_id,
+        "source_path": str(path.resolve()),
+        "source_sha256": sha,
+        "source_bytes": path.stat().st_size,
+        "ingested_at": datetime.now(timezone.utc),
+        "labels": sorted((labels or {}).items()),
+        "rooflake_version": _rooflake_version(),
+        "schema_version": SCHEMA_VERSION,
+    }
+    runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+    tables = {name: t for name, t in out.items() if isinstance(t, pa.Table)}
+    res = store.publish(run_id, {"runs": runs, **tables}, force=force)
     return IngestResult(str(path), run_id, res.status, run["n_kernels"], run["n_metrics"], run["gpu_name"])
 
 

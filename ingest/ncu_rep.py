@@ -287,9 +287,10 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
                 **d.quantities,
                 "provenance": list(d.provenance.items()),
                 "flags": d.flags,
+                "attribution": "push_pop" if path_ else "no_range_open",
             }
             for key, col in k.items():
-                col.append(row[key])
+                col.append(row.get(key))
             for qty, how in d.provenance.items():
                 derivation.setdefault(qty, set()).add(how)
             sm_clock = values.get("sm__cycles_elapsed.avg.per_second")

@@ -10,10 +10,23 @@ from rooflake.schema.errors import (
     ToolMissingError,
     UnsupportedFormatError,
 )
-from rooflake.schema.tables import CEILINGS, KERNELS, METRICS, RUNS, SCHEMA_VERSION, TABLES
+from rooflake.schema.tables import (
+    CEILINGS,
+    COVERAGE,
+    KERNELS,
+    MEMOPS,
+    METRICS,
+    RANGES,
+    RUNS,
+    SCHEMA_VERSION,
+    TABLES,
+)
 
 __all__ = [
     "CEILINGS",
+    "COVERAGE",
+    "MEMOPS",
+    "RANGES",
     "KERNELS",
     "METRICS",
     "RUNS",

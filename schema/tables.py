@@ -38,6 +38,7 @@ RUNS = _schema(
         ("source_bytes", _I64, "byte", "size of the source file", "stat"),
         ("source_format", _STR, "", "ncu-rep | nsys-sqlite | ncu-csv | ert-json", "magic bytes"),
         ("producer", _STR, "", "producing tool and version as written in the file", "file text"),
+        ("source_schema_version", _STR, "", "nsys export schema (META_DATA_EXPORT) or 'none'; NULL for ncu", "file"),
         (
             "command_line",
             _STR,
@@ -124,8 +125,17 @@ KERNELS = _schema(
             "IAction.nvtx_state",
         ),
         ("nvtx_domain", _STR, "", "NVTX domain of nvtx_path", "IAction.nvtx_state"),
-        ("start_ns", _I64, "ns", "GPU start timestamp (NULL: ncu replays kernels in isolation)", "-"),
-        ("end_ns", _I64, "ns", "GPU end timestamp (NULL for ncu)", "-"),
+        ("start_ns", _I64, "ns", "GPU start timestamp (NULL: ncu replays kernels in isolation)", "nsys: start"),
+        ("end_ns", _I64, "ns", "GPU end timestamp (NULL for ncu)", "nsys: end"),
+        ("correlation_id", _I64, "", "CUPTI correlation id (nsys)", "nsys: correlationId"),
+        ("graph_id", _I64, "", "CUDA graph id of a kernel replayed from a graph (nsys)", "nsys: graphId"),
+        ("graph_node_id", _I64, "", "CUDA graph node id (nsys)", "nsys: graphNodeId"),
+        ("process_id", _I64, "", "nsys global process id", "nsys: globalPid"),
+        ("launch_thread", _I64, "", "nsys global thread id of the launching API call", "runtime/driver API row"),
+        ("launch_start_ns", _I64, "ns", "CPU time of the launching API call", "runtime/driver API row"),
+        ("launch_api", _STR, "", "launching API function (cudaLaunchKernel, cudaGraphLaunch, ...)", "StringIds"),
+        ("attribution", _STR, "", "how nvtx_path was found: push_pop | start_end | other_thread | no_range_open | no_launch_row | ncu", "ingest"),
+        ("nvtx_start_end", pa.list_(_STR), "", "start/end ranges open in the process at launch time", "NVTX_EVENTS"),
         (
             "duration_ns",
             _F64,
@@ -251,4 +261,69 @@ CEILINGS = _schema(
     "Machine ceilings (roofs): peak bandwidth per memory level and peak FLOP/s per pipe.",
 )
 
-TABLES: dict[str, pa.Schema] = {"runs": RUNS, "kernels": KERNELS, "metrics": METRICS, "ceilings": CEILINGS}
+RANGES = _schema(
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("range_id", _I64, "", "0-based id in the run, in start order", "ingest"),
+        ("domain", _STR, "", "NVTX domain name ('<default domain>' for the default one)", "NvtxDomainCreate"),
+        ("name", _STR, "", "range name used in nvtx_path: the text, PyTorch op suffixes (', op_id = ...') cut", "text"),
+        ("text", _STR, "", "raw NVTX text", "NVTX_EVENTS.text / StringIds"),
+        ("kind", _STR, "", "push_pop | start_end | mark", "NVTX_EVENTS.eventType"),
+        ("start_ns", _I64, "ns", "start (marks: their time)", "NVTX_EVENTS.start"),
+        ("end_ns", _I64, "ns", "end (marks: = start; NULL if never closed)", "NVTX_EVENTS.end"),
+        ("thread", _I64, "", "nsys global thread id that opened the range", "NVTX_EVENTS.globalTid"),
+        ("process", _I64, "", "nsys global process id", "globalTid & ~0xFFFFFF"),
+        ("end_thread", _I64, "", "thread that ended a start/end range (NULL: same thread)", "NVTX_EVENTS.endGlobalTid"),
+        ("depth", _I64, "", "push/pop nesting depth on its thread and domain, 0 = outermost (NULL for others)", "ingest"),
+        ("parent_id", _I64, "", "range_id of the enclosing push/pop range (NULL at depth 0)", "ingest"),
+        ("nvtx_path", _STR, "", "domain:outer/inner/this (push/pop ranges)", "ingest"),
+    ],
+    "NVTX ranges and marks (Nsight Systems).",
+)
+
+MEMOPS = _schema(
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("op_id", _I64, "", "0-based id in the run, in start order", "ingest"),
+        ("kind", _STR, "", "memcpy | memset", "CUPTI_ACTIVITY_KIND_MEMCPY/MEMSET"),
+        ("copy_kind", _I64, "", "CUPTI memcpy kind (1 HtoD, 2 DtoH, 8 DtoD, ...)", "copyKind"),
+        ("bytes", _I64, "byte", "bytes copied or set", "bytes"),
+        ("start_ns", _I64, "ns", "GPU start", "start"),
+        ("end_ns", _I64, "ns", "GPU end", "end"),
+        ("duration_ns", _I64, "ns", "end - start", "ingest"),
+        ("device_id", _I64, "", "device", "deviceId"),
+        ("context_id", _I64, "", "context", "contextId"),
+        ("stream_id", _I64, "", "stream", "streamId"),
+        ("correlation_id", _I64, "", "CUPTI correlation id", "correlationId"),
+        ("process_id", _I64, "", "nsys global process id", "globalPid"),
+        ("launch_thread", _I64, "", "thread of the API call", "runtime/driver API row"),
+        ("launch_start_ns", _I64, "ns", "CPU time of the API call", "runtime/driver API row"),
+        ("nvtx_path", _STR, "", "as kernels.nvtx_path", "ingest"),
+        ("nvtx_stack", pa.list_(_STR), "", "as kernels.nvtx_stack", "ingest"),
+        ("attribution", _STR, "", "as kernels.attribution", "ingest"),
+    ],
+    "GPU memory copies and sets (Nsight Systems): they count in GPU time shares.",
+)
+
+COVERAGE = _schema(
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("device_id", _I64, "", "device (shares are per device)", "deviceId"),
+        ("op_kind", _STR, "", "kernel | memcpy | memset", "ingest"),
+        ("attribution", _STR, "", "push_pop | start_end | other_thread | no_range_open | no_launch_row", "ingest"),
+        ("ops", _I64, "", "GPU operations with this attribution", "count"),
+        ("gpu_time_ns", _I64, "ns", "their GPU time", "sum(end - start)"),
+        ("graph_ops", _I64, "", "of them, replayed from CUDA graphs (attributed through the graph launch)", "graphNodeId"),
+    ],
+    "NVTX attribution coverage of each run: which GPU work lies under a range, and why the rest does not.",
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "runs": RUNS,
+    "kernels": KERNELS,
+    "metrics": METRICS,
+    "ceilings": CEILINGS,
+    "ranges": RANGES,
+    "memops": MEMOPS,
+    "coverage": COVERAGE,
+}

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from rooflake.schema import SCHEMA_VERSION, RunNotFoundError, StoreError
 
-DATA_TABLES = ("kernels", "metrics", "ceilings")
+DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage")
 ALL_TABLES = (*DATA_TABLES, "runs")
 STAGING = ".staging"
 
@@ -151,7 +151,8 @@ class Store:
     def publish(self, run_id: str, tables: dict[str, pa.Table], *, force: bool = False) -> PublishResult:
         """Write one run atomically: stage every table, fsync, rename into place, ``runs`` last.
 
-        ``tables`` must hold ``runs``, ``kernels``, ``metrics`` and ``ceilings``. If the run exists and not
+        ``tables`` must hold ``runs``; a data table that is absent or empty writes no file (its view simply has no
+        rows of this run). If the run exists and not
         ``force``, nothing is written (status ``exists``). Safe against concurrent publishers (an flock on
         ``STORE/.lock`` is held only during the renames). Raises :class:`StoreError` when the store cannot be
         written; the store is then as before.
@@ -162,10 +163,14 @@ class Store:
         stage = self.root / STAGING / f"{run_id}.{os.getpid()}.{secrets.token_hex(4)}"
         try:
             for name in ALL_TABLES:
+                table = tables.get(name)
+                if name != "runs" and (table is None or table.num_rows == 0):
+                    continue
+                if table is None:
+                    raise StoreError(f"run {run_id}: no runs row to publish")
                 dest = stage / name
                 dest.mkdir(parents=True)
                 path = dest / "part-0.parquet"
-                table = tables[name]
                 meta = dict(table.schema.metadata or {})
                 meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
                 pq.write_table(
@@ -189,6 +194,8 @@ class Store:
                     if old.exists():
                         os.rename(old, trash / name)
                 for name in (*DATA_TABLES, "runs"):
+                    if not (stage / name).exists():
+                        continue
                     target = self.partition(name, run_id)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.rename(stage / name, target)

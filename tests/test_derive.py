@@ -10,6 +10,7 @@ import pytest
 
 from rooflake import queries
 from rooflake.ingest.derive import derive
+from rooflake.schema.catalog import QUANTITIES
 from rooflake.store import Store
 
 from _support import fixture
@@ -149,15 +150,7 @@ def test_reports_without_counters_give_null_never_zero(fixture_store: Path) -> N
         "2388612861",
     ):
         _, k, c = _load(fixture_store, name)
-        for q in (
-            "flops_fp64",
-            "flops_fp32",
-            "flops_fp16",
-            "flops_tensor",
-            "bytes_l1",
-            "bytes_l2",
-            "bytes_dram",
-        ):
+        for q in QUANTITIES:
             assert k[q] is None
             assert k["provenance"][q].startswith("NULL: ")
         assert {"no_flop_counters", "no_byte_counters"} <= set(k["flags"])
