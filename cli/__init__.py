@@ -152,7 +152,14 @@ def _print_result(r: Any, as_json: bool) -> int:
     elif r.status == "exists":
         line = f"exists    {r.run_id}  already in the store (use --force to replace)  {r.path}"
     else:
-        line = f"{r.status:<9} {r.run_id}  {r.kernels} kernels  {r.metrics} metrics  {r.gpu_name}  {r.path}"
+        counts = (
+            f"{r.kernels} kernels  {r.metrics} metrics"
+            if r.ranges is None
+            else f"{r.kernels} kernels  {r.ranges} NVTX ranges"
+        )
+        line = f"{r.status:<9} {r.run_id}  {counts}  {r.gpu_name or 'GPU unknown'}  {r.path}"
+        if r.note:
+            line += f"  ({r.note})"
     typer.echo(line)
     return 0
 
@@ -226,6 +233,58 @@ def sql(
     params = _parse_labels(param or []) if param else {}
     table = queries.execute(Store(store), query, params)
     _emit(table, fmt, out)
+
+
+@app.command()
+@_guard
+def layers(
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id or unique prefix (default: the latest run).")
+    ] = None,
+    depth: Annotated[
+        int, typer.Option("--depth", "-d", min=1, help="NVTX stack depth of a layer (1 = outermost).")
+    ] = 1,
+    match: Annotated[
+        str | None, typer.Option("--match", "-m", help="Keep layers matching this regex.")
+    ] = None,
+    device: Annotated[int | None, typer.Option("--device", help="Only this CUDA device.")] = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage."""
+    from rooflake import queries
+    from rooflake.store import Store
+
+    if fmt is Fmt.parquet and out is None:
+        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    res = queries.layers(Store(store), run_id, depth, match, device)
+    table = res["table"]
+    if (
+        fmt is Fmt.table and out is None
+    ):  # the terminal gets the columns a glance needs; csv/json/parquet get all
+        table = table.select(
+            [
+                "device_id",
+                "layer",
+                "kernels",
+                "launches",
+                "memops",
+                "gpu_time_ns",
+                "share_of_gpu_time",
+                "flops",
+            ]
+            + ["ai_l1", "ai_l2", "ai_dram", "flops_per_s"]
+        )
+    _emit(table, fmt, out)
+    if fmt is Fmt.table and out is None:
+        for row in res["coverage"].to_pylist():
+            typer.echo(
+                f"device {row['device_id']}: {row['attribution']:<14} {row['ops']:>7} ops "
+                f"({row['share_of_ops']:.1%}), {row['gpu_time_ns'] / 1e6:.3f} ms GPU time ({row['share_of_gpu_time']:.1%})"
+            )
 
 
 class Level(str, Enum):

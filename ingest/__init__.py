@@ -47,11 +47,8 @@ MAGICS: list[tuple[bytes, str]] = [
     (b"NVIDIA Tegra Profiler Report", "nsys-rep"),
     (b"SQLite format 3\x00", "sqlite"),
 ]
-READABLE = {"ncu-rep"}
-_NOT_YET = {
-    "nsys-rep": "an Nsight Systems report (.nsys-rep); this rooflake reads Nsight Compute reports (.ncu-rep) only",
-    "sqlite": "an SQLite database (Nsight Systems export?); this rooflake reads Nsight Compute reports (.ncu-rep) only",
-}
+READABLE = {"ncu-rep", "sqlite", "nsys-rep"}
+NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep"
 
 
 def detect_format(path: str | Path) -> str:
@@ -92,8 +89,12 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     Raises :class:`UnsupportedFormatError` for formats without a reader, :class:`InputError` for bad files.
     """
     fmt = detect_format(path)
-    if fmt not in READABLE:
-        raise UnsupportedFormatError(f"{path}: {_NOT_YET[fmt]}")
+    if fmt == "sqlite":
+        from rooflake.ingest import nsys_sqlite
+
+        return nsys_sqlite.read(path, run_id=run_id)
+    if fmt == "nsys-rep":
+        return _read_nsys_rep(Path(path), run_id)
     from rooflake.ingest import ncu_rep
 
     if not ncu_rep.loaded_any():
@@ -104,6 +105,50 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     if not ok:
         raise out
     return out
+
+
+def _read_nsys_rep(path: Path, run_id: str) -> dict[str, Any]:
+    """Export a ``.nsys-rep`` with the user's own ``nsys`` into a temporary directory and read that.
+
+    Raises :class:`ToolMissingError` without ``nsys`` on PATH, :class:`InputError` when the export fails.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+
+    from rooflake.ingest import nsys_sqlite
+    from rooflake.schema import ToolMissingError
+
+    nsys = shutil.which("nsys")
+    if nsys is None:
+        raise ToolMissingError(
+            f"{path}: an Nsight Systems report (.nsys-rep) needs NVIDIA's `nsys` on PATH to export it; install "
+            f"Nsight Systems, or export it where nsys is installed and ingest the .sqlite: "
+            f"{NSYS_EXPORT_HINT.replace('FILE.nsys-rep', str(path)).replace('FILE', path.stem)}"
+        )
+    with tempfile.TemporaryDirectory(prefix="rooflake-nsys-") as tmp:
+        out = Path(tmp) / "export.sqlite"
+        cmd = [
+            nsys,
+            "export",
+            "--type",
+            "sqlite",
+            "--force-overwrite",
+            "true",
+            "--output",
+            str(out),
+            str(path),
+        ]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise InputError(f"{path}: `nsys export` failed to run ({e})") from e
+        if proc.returncode != 0 or not out.exists():
+            msg = " ".join((proc.stderr or proc.stdout or "").split())[:400]
+            raise InputError(f"{path}: `nsys export --type sqlite` failed (exit {proc.returncode}): {msg}")
+        tables = nsys_sqlite.read(out, run_id=run_id)
+    tables["run"]["source_format"] = "nsys-rep"
+    return tables
 
 
 def _read_child(path: str, run_id: str, fp16: str) -> tuple[bool, Any]:
@@ -126,6 +171,8 @@ class IngestResult:
     metrics: int | None = None
     gpu_name: str | None = None
     error: str | None = None
+    ranges: int | None = None
+    note: str | None = None
     peak_rss_mb: float | None = None  # of the process that read the file (a worker, or this process)
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,9 +207,7 @@ def ingest_file(
         raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
     path = Path(path)
     store = Store(store_root)
-    fmt = detect_format(path)
-    if fmt not in READABLE:
-        raise UnsupportedFormatError(f"{path}: {_NOT_YET[fmt]}")
+    detect_format(path)
     sha = file_sha256(path)
     run_id = sha[:16]
     if store.has_run(run_id) and not force:
@@ -183,7 +228,20 @@ def ingest_file(
     runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
     tables = {name: t for name, t in out.items() if isinstance(t, pa.Table)}
     res = store.publish(run_id, {"runs": runs, **tables}, force=force)
-    return IngestResult(str(path), run_id, res.status, run["n_kernels"], run["n_metrics"], run["gpu_name"])
+    n_ranges = out["ranges"].num_rows if "ranges" in out else None
+    note = None
+    if run.get("has_kernel_table") is False:
+        note = "the export has no kernel table (CUDA trace was off): 0 kernels"
+    return IngestResult(
+        str(path),
+        run_id,
+        res.status,
+        run["n_kernels"],
+        run["n_metrics"],
+        run["gpu_name"],
+        ranges=n_ranges,
+        note=note,
+    )
 
 
 def expand_paths(args: Iterable[str]) -> list[Path]:
@@ -266,9 +324,7 @@ def ingest_paths(
     root = str(store.root)
     jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]
     n = workers or os.cpu_count() or 1
-    from rooflake.ingest import ncu_rep
-
-    if len(jobs) == 1 and not ncu_rep.loaded_any():  # the common `rl ingest FILE`: no worker needed
+    if len(jobs) == 1:  # the common `rl ingest FILE`: no pool (read() isolates a second ncu report itself)
         r = _worker(jobs[0])
         if r.status == "store-error":
             raise StoreError(r.error or "store error")

@@ -131,3 +131,51 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
             f"To collect them, {COLLECT_HINT}."
         )
     return {"run_id": run_id, "run": run, "points": points, "ceilings": ceilings}
+
+
+def layers(
+    store: Any, run_id: str | None, depth: int = 1, match: str | None = None, device: int | None = None
+) -> dict[str, Any]:
+    """The layer view of one run: ``{"run_id", "table": pa.Table (layer_summary rows at ``depth`` whose layer
+    matches the regex ``match``, on ``device`` if given), "coverage": pa.Table (run_id, device_id, attribution,
+    ops, gpu_time_ns, share_of_ops, share_of_gpu_time: kernels + memops per attribution reason)}``.
+
+    ``run_id`` may be a prefix; None = the latest run. Raises :class:`RunNotFoundError`, :class:`QueryError`
+    (bad regex).
+    """
+    from rooflake.schema import RunNotFoundError
+
+    con = connect(store)
+    if run_id is None:
+        rows = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()
+        if not rows:
+            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE`)")
+        run_id = rows[0][0]
+    else:
+        run_id = store.resolve(run_id)
+    params: dict[str, Any] = {"run_id": run_id, "depth": depth}
+    where = "run_id = $run_id AND depth = $depth"
+    if match:
+        where += " AND regexp_matches(layer, $match)"
+        params["match"] = match
+    if device is not None:
+        where += " AND device_id = $device"
+        params["device"] = device
+    import duckdb
+
+    try:
+        table = fetch_arrow(con, f"SELECT * FROM layer_summary WHERE {where}", params)
+        coverage = fetch_arrow(
+            con,
+            """
+            SELECT run_id, device_id, attribution, sum(ops)::BIGINT AS ops, sum(gpu_time_ns)::BIGINT AS gpu_time_ns,
+                   (sum(ops) / sum(sum(ops)) OVER (PARTITION BY device_id))::DOUBLE AS share_of_ops,
+                   (sum(gpu_time_ns) / sum(sum(gpu_time_ns)) OVER (PARTITION BY device_id))::DOUBLE
+                       AS share_of_gpu_time
+            FROM coverage WHERE run_id = $run_id GROUP BY run_id, device_id, attribution ORDER BY device_id, attribution
+            """,
+            {"run_id": run_id},
+        )
+    except duckdb.Error as e:
+        raise QueryError(f"layers of run {run_id}: {' '.join(str(e).split())}") from e
+    return {"run_id": run_id, "table": table, "coverage": coverage}

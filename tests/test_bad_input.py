@@ -48,14 +48,6 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
         "empty": (b"", "empty file"),
         "random": (bytes(rng.getrandbits(8) for _ in range(4096)), "unknown format"),
         "magic_then_garbage": (b"NVR\x00" + bytes(rng.getrandbits(8) for _ in range(4096)), "truncated"),
-        "nsys_renamed": (
-            (FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.nsys-rep").read_bytes(),
-            "Nsight Systems report",
-        ),
-        "sqlite_renamed": (
-            (FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes(),
-            "SQLite",
-        ),
     }
     out = {}
     for name, (content, msg) in files.items():
@@ -66,7 +58,7 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.parametrize(
-    "case", ["truncated", "empty", "random", "magic_then_garbage", "nsys_renamed", "sqlite_renamed"]
+    "case", ["truncated", "empty", "random", "magic_then_garbage"]
 )
 def test_bad_report_files(store: Path, tmp_path: Path, case: str) -> None:
     path, msg = _bad_files(tmp_path)[case]
@@ -156,3 +148,35 @@ def test_bad_arguments_exit_2(store: Path, args: list[str]) -> None:
     assert code == 2, err
     assert "Traceback" not in err
     assert snapshot(store) == before
+
+
+def test_nsys_rep_renamed_without_nsys_names_the_tool(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "renamed.ncu-rep"
+    path.write_bytes((FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.nsys-rep").read_bytes())
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools-here"))
+    before = snapshot(store)
+    code, _, err = run("ingest", str(path), "--store", str(store))
+    assert_one_error(code, err, str(path), "`nsys`", "nsys export --type sqlite")
+    assert snapshot(store) == before
+
+
+def test_sqlite_that_is_not_an_nsys_export(store: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (x INTEGER)")
+    before = snapshot(store)
+    code, _, err = run("ingest", str(path), "--store", str(store))
+    assert_one_error(code, err, str(path), "not an Nsight Systems export")
+    assert snapshot(store) == before
+
+
+def test_format_comes_from_the_bytes_not_the_suffix(store: Path, tmp_path: Path) -> None:
+    path = tmp_path / "actually_nsys.ncu-rep"
+    path.write_bytes((FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes())
+    code, out, err = run("ingest", str(path), "--store", str(store), "--json")
+    assert code == 0, err
+    assert '"kernels": 2' in out

@@ -1,0 +1,178 @@
+-- nsys_attribution: NVTX ranges, their nesting, and the attribution of every GPU operation (kernel, memcpy,
+-- memset) to the NVTX ranges open on the CPU thread that launched it, at the launch call's time.
+--
+-- Inputs (tables created by rooflake.ingest.nsys_sqlite from the export, typed, possibly empty; idx = row number):
+--   src_kernel(idx, start, "end", device_id, correlation_id, process, graph_node_id, ...)
+--   src_memop(idx, kind, start, "end", device_id, correlation_id, process, ...)
+--   src_api(start, "end", thread, correlation_id, api)          CUDA runtime + driver API calls
+--   src_nvtx(start, "end", event_type, text, thread, end_thread, domain_id)   text already resolved via StringIds
+--   src_domain(domain_id, domain)                                NvtxDomainCreate events
+-- Outputs (temporary tables read back by the reader): ranges_out (one row per range) and ops_out (one row per
+-- GPU operation: op_kind + idx point back at its source row; launch call, nvtx_path/stack, attribution reason).
+--
+-- Method. Push/pop ranges nest per (thread, domain): a running sum of +1 (push) / -1 (pop) over the time-ordered
+-- events gives each range's depth; its parent is the latest range one level up (ASOF join). The innermost open
+-- range of a (thread, domain) is a step function of time (a push makes the pushed range innermost, a pop its
+-- parent); an ASOF join finds its value at each launch call. Everything is sort + window + ASOF: linear in size
+-- (no thread-equality + interval join, which goes quadratic when every range sits on one thread). Launch times
+-- use the key t*4+3 so that a range pushed at exactly t contains the launch and a range popped at t does not.
+
+CREATE TEMP TABLE r0 AS
+SELECT
+    row_number() OVER (ORDER BY n.start, n.thread, coalesce(n."end", n.start) DESC, n.event_type) - 1 AS range_id,
+    CASE
+        WHEN n.event_type IN (59, 70) THEN 'push_pop'
+        WHEN n.event_type IN (60, 71) THEN 'start_end'
+        ELSE 'mark'
+    END AS kind,
+    coalesce(n.domain_id, 0) AS domain_id,
+    coalesce(d.domain, CASE WHEN coalesce(n.domain_id, 0) = 0 THEN '<default domain>'
+        ELSE 'domain ' || n.domain_id::VARCHAR END) AS domain,
+    -- PyTorch: 'aten::mm, op_id = 123', 'aten::_convolution, seq = 0', '..., sizes = [[..]]': group by the op name
+    coalesce(regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1), '') AS op_prefix,
+    n.text,
+    n.start AS start_ns,
+    CASE WHEN n.event_type IN (34, 65) THEN n.start ELSE n."end" END AS end_ns,
+    n.thread,
+    n.thread & ~16777215 AS process,
+    n.end_thread
+FROM src_nvtx AS n
+LEFT JOIN src_domain AS d ON d.domain_id = n.domain_id
+WHERE n.event_type IN (34, 59, 60, 65, 70, 71);
+
+-- push/pop events in stack order: pops before pushes at one instant, outer pushes before inner ones
+CREATE TEMP TABLE pp_ev AS
+SELECT
+    *,
+    row_number() OVER (PARTITION BY thread, domain_id ORDER BY t, ord, span DESC, range_id) AS seq,
+    sum(delta) OVER (
+        PARTITION BY thread, domain_id ORDER BY t, ord, span DESC, range_id ROWS UNBOUNDED PRECEDING
+    ) AS level
+FROM (
+    SELECT thread, domain_id, range_id, start_ns AS t, 1 AS ord, 1 AS delta,
+           coalesce(end_ns, 9223372036854775807) - start_ns AS span
+    FROM r0 WHERE kind = 'push_pop'
+    UNION ALL
+    SELECT thread, domain_id, range_id, end_ns AS t, 0 AS ord, -1 AS delta, 0 AS span
+    FROM r0 WHERE kind = 'push_pop' AND end_ns IS NOT NULL
+);
+
+CREATE TEMP TABLE pp_push AS
+SELECT thread, domain_id, range_id, seq, level - 1 AS depth FROM pp_ev WHERE delta = 1;
+
+CREATE TEMP TABLE pp_parent AS
+SELECT c.range_id, c.depth, p.range_id AS parent_id
+FROM pp_push AS c
+ASOF LEFT JOIN pp_push AS p
+    ON p.thread = c.thread AND p.domain_id = c.domain_id AND p.depth = c.depth - 1 AND c.seq >= p.seq;
+
+CREATE TEMP TABLE r1 AS
+SELECT
+    r0.*,
+    CASE WHEN r0.op_prefix <> '' THEN r0.op_prefix ELSE r0.text END AS name,
+    pp.depth,
+    CASE WHEN pp.depth > 0 THEN pp.parent_id END AS parent_id
+FROM r0 LEFT JOIN pp_parent AS pp USING (range_id);
+
+-- the stack of each push/pop range, outermost first
+CREATE TEMP TABLE r_stack AS
+WITH RECURSIVE chain(range_id, stack) AS (
+    SELECT range_id, [name] FROM r1 WHERE kind = 'push_pop' AND parent_id IS NULL
+    UNION ALL
+    SELECT c.range_id, list_append(p.stack, c.name)
+    FROM r1 AS c JOIN chain AS p ON c.parent_id = p.range_id
+)
+SELECT range_id, stack FROM chain;
+
+CREATE TEMP TABLE ranges_out AS
+SELECT
+    r1.range_id, r1.domain, r1.name, r1.text, r1.kind, r1.start_ns, r1.end_ns, r1.thread, r1.process,
+    r1.end_thread, r1.depth, r1.parent_id, r1.domain_id, s.stack AS nvtx_stack,
+    CASE WHEN s.stack IS NOT NULL THEN r1.domain || ':' || array_to_string(s.stack, '/') END AS nvtx_path
+FROM r1 LEFT JOIN r_stack AS s USING (range_id)
+ORDER BY r1.range_id;
+
+-- innermost open push/pop range of each (thread, domain) as a step function of time
+CREATE TEMP TABLE inner_step AS
+SELECT thread, domain_id, key, arg_max(state, seq) AS innermost
+FROM (
+    SELECT e.thread, e.domain_id, e.t::HUGEINT * 4 + e.ord AS key, e.seq,
+           CASE WHEN e.delta = 1 THEN e.range_id ELSE r.parent_id END AS state
+    FROM pp_ev AS e JOIN r1 AS r USING (range_id)
+)
+GROUP BY thread, domain_id, key;
+
+-- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
+CREATE TEMP TABLE api1 AS
+SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS thread,
+       min(start) AS start, arg_min(api, start) AS api
+FROM src_api
+GROUP BY ALL;
+
+-- every GPU operation: uid, its source table and row (idx), and its launch call
+CREATE TEMP TABLE ops AS
+SELECT
+    row_number() OVER (ORDER BY o.start, o.op_kind, o.idx) - 1 AS uid,
+    o.*,
+    a.thread AS launch_thread,
+    a.start AS launch_start_ns,
+    a.api AS launch_api,
+    a.start::HUGEINT * 4 + 3 AS launch_key
+FROM (
+    SELECT 'kernel' AS op_kind, idx, start, "end", device_id, correlation_id, process, graph_node_id
+    FROM src_kernel
+    UNION ALL
+    SELECT kind, idx, start, "end", device_id, correlation_id, process, NULL FROM src_memop
+) AS o
+LEFT JOIN api1 AS a USING (process, correlation_id);
+
+-- innermost range per domain at launch; the operation takes the latest-pushed of them
+CREATE TEMP TABLE op_inner AS
+SELECT x.uid, arg_max(x.innermost, r.start_ns) AS innermost
+FROM (
+    SELECT o.uid, s.innermost
+    FROM (SELECT o.uid, o.launch_thread, o.launch_key, d.domain_id
+          FROM ops AS o, (SELECT DISTINCT domain_id FROM inner_step) AS d
+          WHERE o.launch_thread IS NOT NULL) AS o
+    ASOF JOIN inner_step AS s
+        ON s.thread = o.launch_thread AND s.domain_id = o.domain_id AND o.launch_key >= s.key
+    WHERE s.innermost IS NOT NULL
+) AS x
+JOIN r0 AS r ON r.range_id = x.innermost
+GROUP BY x.uid;
+
+-- start/end ranges open anywhere in the launching process at launch time
+CREATE TEMP TABLE op_se AS
+SELECT o.uid, list(r.name ORDER BY r.start_ns, r.range_id) AS names
+FROM ops AS o
+JOIN ranges_out AS r
+    ON r.kind = 'start_end' AND r.process = o.process
+    AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807)
+GROUP BY o.uid;
+
+-- operations with no range on their own thread: was a push/pop range open on another thread of the process?
+CREATE TEMP TABLE op_other AS
+SELECT DISTINCT o.uid
+FROM (SELECT * FROM ops WHERE launch_thread IS NOT NULL AND uid NOT IN (SELECT uid FROM op_inner)) AS o
+JOIN ranges_out AS r
+    ON r.kind = 'push_pop' AND r.process = o.process
+    AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807);
+
+CREATE TEMP TABLE ops_out AS
+SELECT
+    o.uid, o.op_kind, o.idx, o.launch_thread, o.launch_start_ns, o.launch_api,
+    r.nvtx_path, r.nvtx_stack, r.domain AS nvtx_domain,
+    se.names AS nvtx_start_end,
+    CASE
+        WHEN r.range_id IS NOT NULL THEN 'push_pop'
+        WHEN o.launch_thread IS NULL THEN 'no_launch_row'
+        WHEN se.names IS NOT NULL THEN 'start_end'
+        WHEN ot.uid IS NOT NULL THEN 'other_thread'
+        ELSE 'no_range_open'
+    END AS attribution
+FROM ops AS o
+LEFT JOIN op_inner AS i USING (uid)
+LEFT JOIN ranges_out AS r ON r.range_id = i.innermost
+LEFT JOIN op_se AS se USING (uid)
+LEFT JOIN op_other AS ot USING (uid)
+ORDER BY o.uid;

@@ -1,0 +1,82 @@
+-- layer_summary: GPU work per NVTX layer at every depth of the NVTX stack: kernels, launches, GPU time and its
+-- share, and where ncu counters exist FLOPs per precision, bytes per level, arithmetic intensity and FLOP/s.
+-- At depth d a kernel belongs to the first d names of its stack (kernels with a shorter stack stay under their
+-- full path), so the shares of one depth sum to 1 per run and device. GPU work outside every NVTX range is the
+-- layer '(no NVTX range)'. Memcpy/memset count in GPU time (not in kernels or FLOPs). NaN durations (failed ncu
+-- replays) are left out of the time sums and counted in nan_durations. Filter with e.g.
+-- `WHERE run_id = $run_id AND depth = 2 AND regexp_matches(layer, 'encoder')`.
+-- Columns:
+--   run_id, device_id      run and CUDA device (GPU time shares are per device: sum over devices on request)
+--   depth                  1 = outermost range
+--   layer                  domain:outer/.../name at this depth, or '(no NVTX range)'
+--   kernels                distinct kernel names (short_name)
+--   launches               kernel launches
+--   memops                 memcpy + memset operations
+--   gpu_time_ns            ns, kernels + memops
+--   kernel_time_ns         ns, kernels only
+--   share_of_gpu_time      gpu_time_ns / the run's and device's GPU time
+--   nan_durations          launches whose duration is NaN
+--   flops_fp64, flops_fp32, flops_fp16, flops_tensor     FLOP (NULL without ncu counters)
+--   flops                  FLOP, over the precisions the report counted
+--   bytes_l1, bytes_l2, bytes_dram                       byte
+--   ai_l1, ai_l2, ai_dram  FLOP/byte = flops / bytes at the level
+--   flops_per_s            FLOP/s = flops / kernel_time (Wang et al., time-weighted per-layer roofline)
+WITH ops AS (
+    SELECT
+        run_id, device_id, 'kernel' AS op_kind, short_name, duration_ns AS dur, nvtx_domain, nvtx_stack,
+        flops_fp64, flops_fp32, flops_fp16, flops_tensor,
+        CASE WHEN coalesce(flops_fp64, flops_fp32, flops_fp16, flops_tensor) IS NOT NULL
+            THEN coalesce(flops_fp64, 0) + coalesce(flops_fp32, 0) + coalesce(flops_fp16, 0)
+                + coalesce(flops_tensor, 0) END AS flops,
+        bytes_l1, bytes_l2, bytes_dram
+    FROM kernels
+    UNION ALL
+    SELECT
+        run_id, device_id, kind, NULL, duration_ns::DOUBLE, nvtx_domain, nvtx_stack,
+        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM memops
+),
+depths AS (
+    SELECT run_id, greatest(max(coalesce(len(nvtx_stack), 0)), 1) AS max_depth FROM ops GROUP BY run_id
+),
+exploded AS (
+    SELECT
+        o.*,
+        unnest(range(1, d.max_depth + 1)) AS depth
+    FROM ops AS o JOIN depths AS d USING (run_id)
+),
+labelled AS (
+    SELECT
+        *,
+        CASE WHEN nvtx_stack IS NULL OR len(nvtx_stack) = 0 THEN '(no NVTX range)'
+            ELSE nvtx_domain || ':' || array_to_string(nvtx_stack[1:least(depth, len(nvtx_stack))], '/')
+        END AS layer,
+        CASE WHEN isnan(dur) THEN NULL ELSE dur END AS dur_ok
+    FROM exploded
+),
+agg AS (
+    SELECT
+        run_id, device_id, depth, layer,
+        count(DISTINCT short_name) FILTER (WHERE op_kind = 'kernel') AS kernels,
+        count(*) FILTER (WHERE op_kind = 'kernel') AS launches,
+        count(*) FILTER (WHERE op_kind <> 'kernel') AS memops,
+        coalesce(sum(dur_ok), 0) AS gpu_time_ns,
+        coalesce(sum(dur_ok) FILTER (WHERE op_kind = 'kernel'), 0) AS kernel_time_ns,
+        count(*) FILTER (WHERE isnan(dur)) AS nan_durations,
+        sum(flops_fp64) AS flops_fp64, sum(flops_fp32) AS flops_fp32, sum(flops_fp16) AS flops_fp16,
+        sum(flops_tensor) AS flops_tensor, sum(flops) AS flops,
+        sum(bytes_l1) AS bytes_l1, sum(bytes_l2) AS bytes_l2, sum(bytes_dram) AS bytes_dram
+    FROM labelled
+    GROUP BY run_id, device_id, depth, layer
+)
+SELECT
+    run_id, device_id, depth, layer, kernels, launches, memops, gpu_time_ns, kernel_time_ns,
+    gpu_time_ns / nullif(sum(gpu_time_ns) OVER (PARTITION BY run_id, device_id, depth), 0) AS share_of_gpu_time,
+    nan_durations,
+    flops_fp64, flops_fp32, flops_fp16, flops_tensor, flops, bytes_l1, bytes_l2, bytes_dram,
+    flops / nullif(bytes_l1, 0) AS ai_l1,
+    flops / nullif(bytes_l2, 0) AS ai_l2,
+    flops / nullif(bytes_dram, 0) AS ai_dram,
+    flops * 1e9 / nullif(kernel_time_ns, 0) AS flops_per_s
+FROM agg
+ORDER BY run_id, device_id, depth, gpu_time_ns DESC, layer
