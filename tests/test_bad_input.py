@@ -57,9 +57,7 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
     return out
 
 
-@pytest.mark.parametrize(
-    "case", ["truncated", "empty", "random", "magic_then_garbage"]
-)
+@pytest.mark.parametrize("case", ["truncated", "empty", "random", "magic_then_garbage"])
 def test_bad_report_files(store: Path, tmp_path: Path, case: str) -> None:
     path, msg = _bad_files(tmp_path)[case]
     before = snapshot(store)
