@@ -29,7 +29,8 @@ SELECT
     coalesce(d.domain, CASE WHEN coalesce(n.domain_id, 0) = 0 THEN '<default domain>'
         ELSE 'domain ' || n.domain_id::VARCHAR END) AS domain,
     -- PyTorch: 'aten::mm, op_id = 123', 'aten::_convolution, seq = 0', '..., sizes = [[..]]': group by the op name
-    coalesce(regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1), '') AS op_prefix,
+    CASE WHEN contains(n.text, ' = ') THEN
+        regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1) ELSE '' END AS op_prefix,
     n.text,
     n.start AS start_ns,
     CASE WHEN n.event_type IN (34, 65) THEN n.start ELSE n."end" END AS end_ns,
@@ -66,31 +67,17 @@ FROM pp_push AS c
 ASOF LEFT JOIN pp_push AS p
     ON p.thread = c.thread AND p.domain_id = c.domain_id AND p.depth = c.depth - 1 AND c.seq >= p.seq;
 
-CREATE TEMP TABLE r1 AS
-SELECT
-    r0.*,
-    CASE WHEN r0.op_prefix <> '' THEN r0.op_prefix ELSE r0.text END AS name,
-    pp.depth,
-    CASE WHEN pp.depth > 0 THEN pp.parent_id END AS parent_id
-FROM r0 LEFT JOIN pp_parent AS pp USING (range_id);
-
--- the stack of each push/pop range, outermost first
-CREATE TEMP TABLE r_stack AS
-WITH RECURSIVE chain(range_id, stack) AS (
-    SELECT range_id, [name] FROM r1 WHERE kind = 'push_pop' AND parent_id IS NULL
-    UNION ALL
-    SELECT c.range_id, list_append(p.stack, c.name)
-    FROM r1 AS c JOIN chain AS p ON c.parent_id = p.range_id
-)
-SELECT range_id, stack FROM chain;
-
 CREATE TEMP TABLE ranges_out AS
 SELECT
-    r1.range_id, r1.domain, r1.name, r1.text, r1.kind, r1.start_ns, r1.end_ns, r1.thread, r1.process,
-    r1.end_thread, r1.depth, r1.parent_id, r1.domain_id, s.stack AS nvtx_stack,
-    CASE WHEN s.stack IS NOT NULL THEN r1.domain || ':' || array_to_string(s.stack, '/') END AS nvtx_path
-FROM r1 LEFT JOIN r_stack AS s USING (range_id)
-ORDER BY r1.range_id;
+    r0.range_id, r0.domain, CASE WHEN r0.op_prefix <> '' THEN r0.op_prefix ELSE r0.text END AS name, r0.text,
+    r0.kind, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread, pp.depth,
+    CASE WHEN pp.depth > 0 THEN pp.parent_id END AS parent_id, r0.domain_id
+FROM r0 LEFT JOIN pp_parent AS pp USING (range_id)
+ORDER BY r0.range_id;
+
+DROP TABLE r0;
+DROP TABLE pp_push;
+DROP TABLE pp_parent;
 
 -- innermost open push/pop range of each (thread, domain) as a step function of time
 CREATE TEMP TABLE inner_step AS
@@ -98,9 +85,11 @@ SELECT thread, domain_id, key, arg_max(state, seq) AS innermost
 FROM (
     SELECT e.thread, e.domain_id, e.t::HUGEINT * 4 + e.ord AS key, e.seq,
            CASE WHEN e.delta = 1 THEN e.range_id ELSE r.parent_id END AS state
-    FROM pp_ev AS e JOIN r1 AS r USING (range_id)
+    FROM pp_ev AS e JOIN ranges_out AS r USING (range_id)
 )
 GROUP BY thread, domain_id, key;
+
+DROP TABLE pp_ev;
 
 -- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
 CREATE TEMP TABLE api1 AS
@@ -138,8 +127,23 @@ FROM (
         ON s.thread = o.launch_thread AND s.domain_id = o.domain_id AND o.launch_key >= s.key
     WHERE s.innermost IS NOT NULL
 ) AS x
-JOIN r0 AS r ON r.range_id = x.innermost
+JOIN ranges_out AS r ON r.range_id = x.innermost
 GROUP BY x.uid;
+
+DROP TABLE inner_step;
+
+-- the stack of every range that is some operation's innermost one: walk up the parents, outermost first
+CREATE TEMP TABLE leaf_stack AS
+WITH RECURSIVE up(leaf, cur, stack) AS (
+    SELECT r.range_id, r.parent_id, [r.name]
+    FROM ranges_out AS r WHERE r.range_id IN (SELECT DISTINCT innermost FROM op_inner)
+    UNION ALL
+    SELECT u.leaf, p.parent_id, list_prepend(p.name, u.stack)
+    FROM up AS u JOIN ranges_out AS p ON p.range_id = u.cur
+)
+SELECT u.leaf AS range_id, u.stack, r.domain || ':' || array_to_string(u.stack, '/') AS nvtx_path, r.domain
+FROM up AS u JOIN ranges_out AS r ON r.range_id = u.leaf
+WHERE u.cur IS NULL;
 
 -- start/end ranges open anywhere in the launching process at launch time
 CREATE TEMP TABLE op_se AS
@@ -161,7 +165,7 @@ JOIN ranges_out AS r
 CREATE TEMP TABLE ops_out AS
 SELECT
     o.uid, o.op_kind, o.idx, o.launch_thread, o.launch_start_ns, o.launch_api,
-    r.nvtx_path, r.nvtx_stack, r.domain AS nvtx_domain,
+    r.nvtx_path, r.stack AS nvtx_stack, r.domain AS nvtx_domain,
     se.names AS nvtx_start_end,
     CASE
         WHEN r.range_id IS NOT NULL THEN 'push_pop'
@@ -172,7 +176,7 @@ SELECT
     END AS attribution
 FROM ops AS o
 LEFT JOIN op_inner AS i USING (uid)
-LEFT JOIN ranges_out AS r ON r.range_id = i.innermost
+LEFT JOIN leaf_stack AS r ON r.range_id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
 LEFT JOIN op_other AS ot USING (uid)
 ORDER BY o.uid;

@@ -8,6 +8,8 @@ memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL 
 
 from __future__ import annotations
 
+import logging
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,7 @@ _GPU_COLS = [
     ("computeMajor", "BIGINT", "cc_major"),
     ("computeMinor", "BIGINT", "cc_minor"),
 ]
+log = logging.getLogger(__name__)
 _NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
 
 
@@ -129,9 +132,8 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
     if arrow is None:
         con.execute(f"CREATE TABLE {name} AS SELECT {select} FROM (SELECT NULL AS _) AS a WHERE false")
         return
-    con.register(f"{name}_arrow", arrow)
-    con.execute(f"CREATE TABLE {name} AS SELECT {select} FROM {name}_arrow AS a")
-    con.unregister(f"{name}_arrow")
+    con.register(f"{name}_arrow", arrow)  # zero-copy: a view over the Arrow table
+    con.execute(f"CREATE VIEW {name} AS SELECT {select} FROM {name}_arrow AS a")
 
 
 def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
@@ -182,14 +184,14 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     finally:
         conn.close()
 
-    con = duckdb.connect()
+    con = duckdb.connect(config={"preserve_insertion_order": False})
     for table, (select, arrow) in sources.items():
         _load(con, table, select, arrow)
     con.execute(
         """
-        CREATE TABLE src_kernel AS
+        CREATE VIEW src_kernel AS
         SELECT
-            row_number() OVER (ORDER BY k.start, k.correlation_id) - 1 AS idx,
+            row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx,
             k.* EXCLUDE (name_id, name_text, short_name_id, short_name_text, mangled_name_id, mangled_name_text),
             coalesce(k.name_text, s1.value) AS name,
             coalesce(k.short_name_text, s2.value) AS short_name,
@@ -202,13 +204,13 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     )
     con.execute(
         """
-        CREATE TABLE src_memop AS
-        SELECT row_number() OVER (ORDER BY start, kind, correlation_id) - 1 AS idx, *
+        CREATE VIEW src_memop AS
+        SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
         FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw)
         """
     )
     con.execute(
-        "CREATE TABLE src_api AS "
+        "CREATE VIEW src_api AS "
         + " UNION ALL ".join(
             f'SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api '
             f"FROM api_raw{i} AS a LEFT JOIN strings AS s ON s.id = a.api_id"
@@ -217,19 +219,21 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     )
     con.execute(
         """
-        CREATE TABLE src_nvtx AS
+        CREATE VIEW src_nvtx AS
         SELECT n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread, n.end_thread,
                n.domain_id
         FROM nvtx_raw AS n LEFT JOIN strings AS s ON s.id = n.text_id
         """
     )
     con.execute(
-        "CREATE TABLE src_domain AS SELECT domain_id, any_value(text) AS domain FROM src_nvtx "
+        "CREATE VIEW src_domain AS SELECT domain_id, any_value(text) AS domain FROM src_nvtx "
         "WHERE event_type = 75 GROUP BY domain_id"
     )
     sql = resources.files("rooflake.ingest").joinpath("nsys_attribution.sql").read_text(encoding="utf-8")
     for stmt in _statements(sql):
+        t0 = time.perf_counter()
         con.execute(stmt)
+        log.debug("%.3f s  %s", time.perf_counter() - t0, " ".join(stmt.split())[:60])
 
     kernels = fetch_arrow(
         con,
@@ -276,7 +280,7 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
         con,
         f"""
         SELECT '{run_id}' AS run_id, range_id, domain, name, text, kind, start_ns, end_ns, thread, process,
-               end_thread, depth, parent_id, nvtx_path
+               end_thread, depth, parent_id
         FROM ranges_out ORDER BY range_id
         """,
     )

@@ -330,7 +330,6 @@ RANGES = _schema(
             "ingest",
         ),
         ("parent_id", _I64, "", "range_id of the enclosing push/pop range (NULL at depth 0)", "ingest"),
-        ("nvtx_path", _STR, "", "domain:outer/inner/this (push/pop ranges)", "ingest"),
     ],
     "NVTX ranges and marks (Nsight Systems).",
 )
