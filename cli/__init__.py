@@ -248,6 +248,12 @@ def layers(
         str | None, typer.Option("--match", "-m", help="Keep layers matching this regex.")
     ] = None,
     device: Annotated[int | None, typer.Option("--device", help="Only this CUDA device.")] = None,
+    with_run: Annotated[
+        str | None,
+        typer.Option(
+            "--with", help="An ncu run of the same program: FLOPs/bytes from it, time from this nsys run."
+        ),
+    ] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
@@ -260,7 +266,7 @@ def layers(
 
     if fmt is Fmt.parquet and out is None:
         raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
-    res = queries.layers(Store(store), run_id, depth, match, device)
+    res = queries.layers(Store(store), run_id, depth, match, device, with_run)
     table = res["table"]
     if (
         fmt is Fmt.table and out is None
@@ -285,6 +291,25 @@ def layers(
                 f"device {row['device_id']}: {row['attribution']:<14} {row['ops']:>7} ops "
                 f"({row['share_of_ops']:.1%}), {row['gpu_time_ns'] / 1e6:.3f} ms GPU time ({row['share_of_gpu_time']:.1%})"
             )
+        if res["match"] is not None:
+            _print_match(res["match"])
+
+
+def _print_match(m: dict[str, Any]) -> None:
+    for row in m["summary"].to_pylist():
+        typer.echo(
+            f"ncu match ({m['ncu_run']}): {row['match']:<20} {row['launches']:>7} launches "
+            f"({row['share_of_launches']:.1%}), {row['share_of_gpu_time']:.1%} of kernel time"
+        )
+    for row in m["unmatched_nsys"].to_pylist()[:10]:
+        typer.echo(f"  not profiled by ncu: {row['name'][:100]} ({row['launches']} launches)")
+    for row in m["unmatched_ncu"].to_pylist()[:10]:
+        typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {row['name'][:100]}")
+
+
+class By(str, Enum):
+    kernel = "kernel"
+    layer = "layer"
 
 
 class Level(str, Enum):
@@ -315,14 +340,26 @@ def roofline(
     precision: Annotated[
         Precision, typer.Option("--precision", help="FLOP precision ('all': each kernel's dominant one).")
     ] = Precision.all,
+    by: Annotated[By, typer.Option("--by", help="One point per kernel or per NVTX layer.")] = By.kernel,
+    depth: Annotated[
+        int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
+    ] = 1,
+    with_run: Annotated[
+        str | None,
+        typer.Option("--with", help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes."),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Draw the hierarchical roofline of one run: one point per kernel, ceilings from the report."""
+    """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report."""
     from rooflake.cli.roofline import draw
 
     if out.suffix.lower() not in (".html", ".png", ".svg"):
         raise typer.BadParameter(f"{out}: use a .html, .png or .svg file", param_hint="--out")
-    summary = draw(store, run_id, out, level.value, precision.value)
+    if with_run is not None and by is By.kernel:
+        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
+    summary = draw(
+        store, run_id, out, level.value, precision.value, by=by.value, depth=depth, with_run=with_run
+    )
     typer.echo(summary)
 
 

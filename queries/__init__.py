@@ -22,6 +22,17 @@ def names() -> list[str]:
     )
 
 
+def parameters(name: str) -> list[str]:
+    """Named parameters a query declares in its header (``-- Parameters: $a, $b.``); such queries are run with
+    :func:`run_with`, not exposed as views."""
+    for line in load(name).splitlines():
+        if line.startswith("-- Parameters:"):
+            return [p.strip(" .$") for p in line.split(":", 1)[1].split(",")]
+        if not line.startswith("--"):
+            break
+    return []
+
+
 def load(name: str) -> str:
     """SQL text of query ``name`` (without a trailing semicolon). Raises :class:`QueryError` if unknown."""
     if name not in names():
@@ -37,7 +48,7 @@ def header(name: str) -> str:
 
 def views() -> dict[str, str]:
     """``{name: sql}`` of every query, in dependency-safe order (queries only read the base views)."""
-    return {n: load(n) for n in names()}
+    return {n: load(n) for n in names() if not parameters(n)}
 
 
 def connect(store: Any):  # -> duckdb.DuckDBPyConnection
@@ -134,14 +145,20 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
 
 
 def layers(
-    store: Any, run_id: str | None, depth: int = 1, match: str | None = None, device: int | None = None
+    store: Any,
+    run_id: str | None,
+    depth: int = 1,
+    match: str | None = None,
+    device: int | None = None,
+    with_run: str | None = None,
 ) -> dict[str, Any]:
     """The layer view of one run: ``{"run_id", "table": pa.Table (layer_summary rows at ``depth`` whose layer
     matches the regex ``match``, on ``device`` if given), "coverage": pa.Table (run_id, device_id, attribution,
     ops, gpu_time_ns, share_of_ops, share_of_gpu_time: kernels + memops per attribution reason)}``.
 
-    ``run_id`` may be a prefix; None = the latest run. Raises :class:`RunNotFoundError`, :class:`QueryError`
-    (bad regex).
+    ``run_id`` may be a prefix; None = the latest run. With ``with_run`` (an ncu run of the same program) the
+    nsys kernels take their FLOPs/bytes from it (:func:`match_runs`; ``"match"`` holds its result).
+    Raises :class:`RunNotFoundError`, :class:`QueryError` (bad regex).
     """
     from rooflake.schema import RunNotFoundError
 
@@ -163,8 +180,14 @@ def layers(
         params["device"] = device
     import duckdb
 
+    matched = None
+    source = "layer_summary"
+    if with_run is not None:
+        matched = match_runs(store, run_id, with_run)
+        _shadow_kernels(con, matched["kernels"])
+        source = f"({load('layer_summary')})"
     try:
-        table = fetch_arrow(con, f"SELECT * FROM layer_summary WHERE {where}", params)
+        table = fetch_arrow(con, f"SELECT * FROM {source} WHERE {where}", params)
         coverage = fetch_arrow(
             con,
             """
@@ -172,10 +195,162 @@ def layers(
                    (sum(ops) / sum(sum(ops)) OVER (PARTITION BY device_id))::DOUBLE AS share_of_ops,
                    (sum(gpu_time_ns) / sum(sum(gpu_time_ns)) OVER (PARTITION BY device_id))::DOUBLE
                        AS share_of_gpu_time
-            FROM coverage WHERE run_id = $run_id GROUP BY run_id, device_id, attribution ORDER BY device_id, attribution
+            FROM main.coverage WHERE run_id = $run_id GROUP BY run_id, device_id, attribution ORDER BY device_id, attribution
             """,
             {"run_id": run_id},
         )
     except duckdb.Error as e:
         raise QueryError(f"layers of run {run_id}: {' '.join(str(e).split())}") from e
-    return {"run_id": run_id, "table": table, "coverage": coverage}
+    return {"run_id": run_id, "table": table, "coverage": coverage, "match": matched}
+
+
+def match_runs(store: Any, nsys_run: str, ncu_run: str) -> dict[str, Any]:
+    """Join an Nsight Systems run with an Nsight Compute run of the same program (query ``nsys_ncu_match``).
+
+    Returns ``{"nsys_run", "ncu_run", "kernels": pa.Table (nsys kernels with ncu FLOPs/bytes, ncu_kernel_id,
+    match), "summary": pa.Table (match, launches, gpu_time_ns, share_of_launches, share_of_gpu_time),
+    "unmatched_nsys": pa.Table (name, launches, gpu_time_ns: nsys kernels ncu never profiled),
+    "unmatched_ncu": pa.Table (ncu kernel_id, name, nvtx_path: profiled kernels no nsys launch took)}``.
+    Run ids may be prefixes. Raises :class:`RunNotFoundError`, :class:`QueryError`.
+    """
+    import duckdb
+
+    nsys_run, ncu_run = store.resolve(nsys_run), store.resolve(ncu_run)
+    con = connect(store)
+    p = {"nsys_run": nsys_run, "ncu_run": ncu_run}
+    try:
+        con.execute(f"CREATE TEMP TABLE matched AS {load('nsys_ncu_match')}", p)
+        kernels = fetch_arrow(con, "SELECT * FROM matched")
+        summary = fetch_arrow(
+            con,
+            """
+            SELECT coalesce(match, 'unmatched') AS match, count(*) AS launches,
+                   sum(duration_ns) AS gpu_time_ns,
+                   count(*) / sum(count(*)) OVER () AS share_of_launches,
+                   sum(duration_ns) / sum(sum(duration_ns)) OVER () AS share_of_gpu_time
+            FROM matched GROUP BY 1 ORDER BY 1
+            """,
+        )
+        unmatched_nsys = fetch_arrow(
+            con,
+            "SELECT name, count(*) AS launches, sum(duration_ns) AS gpu_time_ns FROM matched "
+            "WHERE match IS NULL GROUP BY name ORDER BY gpu_time_ns DESC",
+        )
+        unmatched_ncu = fetch_arrow(
+            con,
+            "SELECT kernel_id, name, nvtx_path FROM kernels WHERE run_id = $ncu_run AND kernel_id NOT IN "
+            "(SELECT ncu_kernel_id FROM matched WHERE ncu_kernel_id IS NOT NULL) ORDER BY kernel_id",
+            {"ncu_run": ncu_run},
+        )
+    except duckdb.Error as e:
+        raise QueryError(f"matching runs {nsys_run} and {ncu_run}: {' '.join(str(e).split())}") from e
+    return {
+        "nsys_run": nsys_run,
+        "ncu_run": ncu_run,
+        "kernels": kernels,
+        "summary": summary,
+        "unmatched_nsys": unmatched_nsys,
+        "unmatched_ncu": unmatched_ncu,
+    }
+
+
+def layer_points(
+    store: Any, run_id: str | None, depth: int = 1, with_run: str | None = None
+) -> dict[str, Any]:
+    """Per-layer roofline points of one run (with ``with_run``: an nsys run whose kernels take the FLOPs/bytes of
+    the ncu run ``with_run``, time-weighted by nsys's real durations).
+
+    Returns ``{"run_id", "points": pa.Table with kernel_roofline's columns (one row per layer x precision with
+    FLOPs; kernel_id = layer number, name = layer), "ceilings": pa.Table (run_ceilings of the run that holds
+    the counters), "match": dict | None (see :func:`match_runs`)}``. AI_l = sum F / sum Q_l over the layer's
+    kernels; FLOP/s = sum F / sum kernel time (Wang et al., arXiv 2009.04598). Raises :class:`RunNotFoundError`,
+    :class:`RooflineDataError` when no layer has FLOPs and bytes.
+    """
+    from rooflake.schema import RooflineDataError, RunNotFoundError
+    from rooflake.schema.catalog import COLLECT_HINT
+
+    if run_id is None:
+        ids = store.run_ids()
+        if not ids:
+            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE`)")
+        con0 = connect(store)
+        run_id = con0.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[
+            0
+        ][0]
+    else:
+        run_id = store.resolve(run_id)
+    con = connect(store)
+    match = None
+    counters_run = run_id
+    if with_run is not None:
+        match = match_runs(store, run_id, with_run)
+        counters_run = match["ncu_run"]
+        _shadow_kernels(con, match["kernels"])
+    layers_sql = load("layer_summary")
+    rows = fetch_arrow(
+        con,
+        f"""
+        WITH l AS (SELECT * FROM ({layers_sql}) WHERE run_id = $run_id AND depth = $depth AND flops IS NOT NULL),
+        c AS (
+            SELECT
+                max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
+                max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
+                max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1,
+                max(value) FILTER (WHERE ceiling = 'FP64') AS p_fp64,
+                max(value) FILTER (WHERE ceiling = 'FP32') AS p_fp32,
+                max(value) FILTER (WHERE ceiling = 'FP16') AS p_fp16,
+                coalesce(max(value) FILTER (WHERE ceiling = 'TENSOR_FP16'), max(value) FILTER (WHERE ceiling = 'TENSOR'))
+                    AS p_tensor
+            FROM main.run_ceilings WHERE run_id = $counters_run
+        ),
+        p AS (
+            SELECT
+                l.run_id, dense_rank() OVER (ORDER BY l.layer, l.device_id) - 1 AS kernel_id,
+                l.layer AS name, l.layer AS short_name, l.layer AS nvtx_path, pr.precision, pr.ord,
+                l.kernel_time_ns AS duration_ns,
+                CASE pr.precision WHEN 'fp64' THEN l.flops_fp64 WHEN 'fp32' THEN l.flops_fp32
+                    WHEN 'fp16' THEN l.flops_fp16 ELSE l.flops_tensor END AS flops,
+                CASE pr.precision WHEN 'fp64' THEN c.p_fp64 WHEN 'fp32' THEN c.p_fp32
+                    WHEN 'fp16' THEN c.p_fp16 ELSE c.p_tensor END AS peak,
+                l.bytes_l1, l.bytes_l2, l.bytes_dram, c.bw_l1, c.bw_l2, c.bw_dram
+            FROM l, c, (VALUES ('fp64', 1), ('fp32', 2), ('fp16', 3), ('tensor', 4)) AS pr (precision, ord)
+        )
+        SELECT
+            run_id, kernel_id, name, short_name, nvtx_path, precision,
+            row_number() OVER (PARTITION BY kernel_id ORDER BY flops DESC NULLS LAST, ord) = 1 AS is_dominant,
+            duration_ns, flops, bytes_l1, bytes_l2, bytes_dram,
+            flops / nullif(bytes_l1, 0) AS ai_l1, flops / nullif(bytes_l2, 0) AS ai_l2,
+            flops / nullif(bytes_dram, 0) AS ai_dram,
+            flops * 1e9 / nullif(duration_ns, 0) AS achieved_flops_per_s,
+            peak AS peak_flops_per_s, bw_l1, bw_l2, bw_dram,
+            least(peak, flops / nullif(bytes_l1, 0) * bw_l1) AS attainable_l1,
+            least(peak, flops / nullif(bytes_l2, 0) * bw_l2) AS attainable_l2,
+            least(peak, flops / nullif(bytes_dram, 0) * bw_dram) AS attainable_dram,
+            flops = 0 AS zero_flops,
+            CAST([] AS VARCHAR[]) AS flags
+        FROM p WHERE flops IS NOT NULL
+        ORDER BY kernel_id, ord
+        """,
+        {"run_id": run_id, "depth": depth, "counters_run": counters_run},
+    )
+    ceilings = fetch_arrow(con, "SELECT * FROM main.run_ceilings WHERE run_id = $r", {"r": counters_run})
+    if rows.num_rows == 0:
+        hint = (
+            "this run has no FLOP counters (an nsys run: add --with NCU_RUN, an ncu run of the same program)"
+            if with_run is None
+            else f"no kernel of run {run_id} matched a kernel of run {counters_run} with counters"
+        )
+        raise RooflineDataError(
+            f"run {run_id}: no layer at depth {depth} has FLOPs: {hint}. To collect them, {COLLECT_HINT}."
+        )
+    return {"run_id": run_id, "points": rows, "ceilings": ceilings, "match": match}
+
+
+def _shadow_kernels(con: Any, kernels: Any) -> None:
+    """Make unqualified ``kernels`` mean ``kernels`` (an Arrow table) on ``con``: the same query SQL (e.g.
+    layer_summary) then runs over matched nsys x ncu kernels. ``main.*`` still names the store's views."""
+    con.register("matched_arrow", kernels)
+    con.execute("CREATE SCHEMA IF NOT EXISTS j")
+    con.execute("CREATE OR REPLACE VIEW j.kernels AS SELECT * FROM matched_arrow")
+    con.execute("CREATE OR REPLACE VIEW j.memops AS SELECT * FROM main.memops")
+    con.execute("SET search_path = 'j,main'")

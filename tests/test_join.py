@@ -1,0 +1,137 @@
+"""nsys x ncu join (nsys_ncu_match) and per-layer rooflines: golden tests on tiny runs built in code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rooflake import queries
+from rooflake.cli import app
+from rooflake.store import Store
+
+from _support import fixture, tiny_run
+
+P1, P2, P3, P9 = (f"<default domain>:model/{x}" for x in ("p1", "p2", "p3", "p9"))
+
+
+def _k(kid: int, name: str, path: str | None, **kw: object) -> dict:
+    stack = path.split(":", 1)[1].split("/") if path else None
+    return {"kernel_id": kid, "name": name, "short_name": name, "nvtx_path": path, "nvtx_stack": stack,
+            "nvtx_domain": "<default domain>" if path else None, **kw}  # fmt: skip
+
+
+NCU = [
+    _k(0, "A", P1, flops_fp32=100.0, bytes_dram=10.0, duration_ns=5.0),
+    _k(1, "A", P1, flops_fp32=110.0, bytes_dram=11.0, duration_ns=5.0),
+    _k(2, "B", P2, flops_fp32=200.0, bytes_dram=20.0, duration_ns=5.0),
+    _k(3, "C", P9, flops_fp32=300.0, bytes_dram=30.0, duration_ns=5.0),  # profiled under another path
+    _k(4, "D", P1, flops_fp32=400.0, bytes_dram=40.0, duration_ns=5.0),  # never launched in the nsys run
+]
+NSYS = [
+    _k(0, "A", P1, start_ns=0, duration_ns=1000.0, device_id=0),
+    _k(1, "A", P1, start_ns=10, duration_ns=1000.0, device_id=0),
+    _k(2, "A", P1, start_ns=20, duration_ns=1000.0, device_id=0),  # a third launch: ncu's mean per launch
+    _k(3, "B", P2, start_ns=30, duration_ns=2000.0, device_id=0),
+    _k(4, "C", P3, start_ns=40, duration_ns=3000.0, device_id=0),
+    _k(5, "E", P1, start_ns=50, duration_ns=4000.0, device_id=0),  # ncu never profiled it
+]
+EXPECTED = {  # nsys kernel -> (ncu kernel, match, flops_fp32)
+    0: (0, "path_name_occurrence", 100.0),
+    1: (1, "path_name_occurrence", 110.0),
+    2: (None, "name_mean", 105.0),
+    3: (2, "path_name_occurrence", 200.0),
+    4: (3, "name_occurrence", 300.0),
+    5: (None, None, None),
+}
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    ceilings = [
+        {"kernel_id": 0, "ceiling": "DRAM", "value": 1e12},
+        {"kernel_id": 0, "ceiling": "FP32", "value": 1e13},
+    ]
+    tiny_run(tmp_path, "c" * 16, NCU, ceilings)
+    tiny_run(tmp_path, "d" * 16, NSYS, [])
+    return Store(tmp_path)
+
+
+def test_match(store: Store) -> None:
+    m = queries.match_runs(store, "d", "c")
+    got = {
+        r["kernel_id"]: (r["ncu_kernel_id"], r["match"], r["flops_fp32"]) for r in m["kernels"].to_pylist()
+    }
+    assert got == EXPECTED
+    assert [r["name"] for r in m["unmatched_nsys"].to_pylist()] == ["E"]
+    assert [r["kernel_id"] for r in m["unmatched_ncu"].to_pylist()] == [4]
+    summary = {r["match"]: (r["launches"], r["gpu_time_ns"]) for r in m["summary"].to_pylist()}
+    assert summary == {
+        "path_name_occurrence": (3, 4000.0),
+        "name_occurrence": (1, 3000.0),
+        "name_mean": (1, 1000.0),
+        "unmatched": (1, 4000.0),
+    }
+
+
+def test_time_weighted_layers(store: Store) -> None:
+    res = queries.layers(store, "d", depth=2, with_run="c")
+    rows = {r["layer"]: r for r in res["table"].to_pylist()}
+    p1 = rows[P1]
+    assert p1["launches"] == 4 and p1["kernel_time_ns"] == 7000.0
+    assert p1["flops_fp32"] == 100 + 110 + 105  # E has no counters: not 0, left out of the sum
+    assert p1["flops_per_s"] == pytest.approx((100 + 110 + 105) * 1e9 / 7000)
+    assert rows[P3]["flops_fp32"] == 300.0 and rows[P3]["ai_dram"] == 10.0
+    # without --with the nsys run has no counters at all
+    plain = {r["layer"]: r for r in queries.layers(store, "d", depth=2)["table"].to_pylist()}
+    assert plain[P1]["flops"] is None
+
+
+def test_layer_points_and_chart(store: Store, tmp_path: Path) -> None:
+    data = queries.layer_points(store, "d", depth=2, with_run="c")
+    dominant = [r for r in data["points"].to_pylist() if r["is_dominant"]]
+    assert sorted(r["name"] for r in dominant) == [P1, P2, P3]
+    p2 = next(r for r in dominant if r["name"] == P2)
+    assert p2["ai_dram"] == 10.0 and p2["achieved_flops_per_s"] == pytest.approx(200 * 1e9 / 2000)
+    assert p2["attainable_dram"] == pytest.approx(min(1e13, 10.0 * 1e12))
+    out = tmp_path / "layers.svg"
+    r = CliRunner().invoke(
+        app,
+        [
+            "roofline",
+            "d",
+            "--by",
+            "layer",
+            "--depth",
+            "2",
+            "--with",
+            "c",
+            "--store",
+            str(store.root),
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    assert out.read_bytes().lstrip().startswith(b"<svg")
+
+
+def test_layers_of_a_real_ncu_run_with_an_nvtx_stack(tmp_path: Path) -> None:
+    """GENE (V100, NERSC split run): 8 kernels under GENE/.../eRK_standard/eRK_stage_<1..4>/CalFRhs0/dgdxy."""
+    r = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(fixture("wdmapp__gene-paper-artifacts-pop2020__roofline__time-flops")),
+            "--store",
+            str(tmp_path),
+        ],
+    )
+    assert r.exit_code == 0
+    (row,) = queries.layers(Store(tmp_path), None, depth=5)["table"].to_pylist()
+    assert row["layer"].endswith("/t_loop/eRK_standard") and row["launches"] == 8 and row["flops_fp64"] > 0
+    stages = queries.layers(Store(tmp_path), None, depth=8)["table"].to_pylist()
+    assert sorted(r["layer"].split("/")[5] for r in stages) == [f"eRK_stage_{i}" for i in range(1, 5)]
+    assert all(r["launches"] == 2 for r in stages)
+    assert sum(r["share_of_gpu_time"] for r in stages) == pytest.approx(1.0)
