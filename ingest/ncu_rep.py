@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.ingest.derive import derive
+from rooflake.ingest.nvtx import range_name
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 from rooflake.schema import catalog as cat
 
@@ -112,7 +113,7 @@ def _nvtx(action: Any) -> tuple[str | None, list[str] | None, str | None]:
         return None, None, None
     for dom_id in state.domains():
         dom = state.domain_by_id(dom_id)
-        stack = [str(s) for s in dom.push_pop_ranges()]
+        stack = [range_name(str(s)) or "" for s in dom.push_pop_ranges()]
         if stack:
             name = dom.name()
             return f"{name}:{'/'.join(stack)}", stack, name

@@ -28,9 +28,17 @@ SELECT
     coalesce(n.domain_id, 0) AS domain_id,
     coalesce(d.domain, CASE WHEN coalesce(n.domain_id, 0) = 0 THEN '<default domain>'
         ELSE 'domain ' || n.domain_id::VARCHAR END) AS domain,
-    -- PyTorch: 'aten::mm, op_id = 123', 'aten::_convolution, seq = 0', '..., sizes = [[..]]': group by the op name
-    CASE WHEN contains(n.text, ' = ') THEN
-        regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1) ELSE '' END AS op_prefix,
+    -- the grouping name of the text: rules of rooflake/ingest/nvtx.py (PyTorch op suffixes, PyProf/DLProf dicts)
+    CASE
+        WHEN contains(n.text, ' = ') AND regexp_matches(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ')
+            THEN regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1)
+        WHEN starts_with(n.text, '{''') AND regexp_matches(n.text, '^\{''mod'': ''[^'']*'', ''op'': ''[^'']*''')
+            THEN regexp_extract(n.text, '^\{''mod'': ''([^'']*)''', 1) || '.'
+                || regexp_extract(n.text, '^\{''mod'': ''[^'']*'', ''op'': ''([^'']*)''', 1)
+        WHEN starts_with(n.text, '{''') AND regexp_matches(n.text, '''funcStack'': ''[^'']*/[^''/]*''')
+            THEN regexp_extract(n.text, '''funcStack'': ''[^'']*/([^''/]*)''', 1)
+        ELSE ''
+    END AS op_prefix,
     n.text,
     n.start AS start_ns,
     CASE WHEN n.event_type IN (34, 65) THEN n.start ELSE n."end" END AS end_ns,

@@ -20,7 +20,8 @@ from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.store import fetch_arrow
 
 # source columns: (table, column, DuckDB type, our name); "NAME" = an id into StringIds or inline text
-_KERNEL_COLS = [
+# columns every GPU operation table (kernel, memcpy, memset) has
+_GPU_OP_COLS = [
     ("start", "BIGINT", "start"),
     ("end", "BIGINT", "end"),
     ("deviceId", "BIGINT", "device_id"),
@@ -28,32 +29,19 @@ _KERNEL_COLS = [
     ("streamId", "BIGINT", "stream_id"),
     ("correlationId", "BIGINT", "correlation_id"),
     ("globalPid", "BIGINT", "process"),
+]
+_KERNEL_COLS = _GPU_OP_COLS + [
     ("demangledName", "NAME", "name"),
     ("shortName", "NAME", "short_name"),
     ("mangledName", "NAME", "mangled_name"),
-    ("gridX", "BIGINT", "grid_x"),
-    ("gridY", "BIGINT", "grid_y"),
-    ("gridZ", "BIGINT", "grid_z"),
-    ("blockX", "BIGINT", "block_x"),
-    ("blockY", "BIGINT", "block_y"),
-    ("blockZ", "BIGINT", "block_z"),
+    *((f"{d}{a}", "BIGINT", f"{d}_{a.lower()}") for d in ("grid", "block") for a in "XYZ"),
     ("registersPerThread", "BIGINT", "registers"),
     ("staticSharedMemory", "BIGINT", "smem_static"),
     ("dynamicSharedMemory", "BIGINT", "smem_dynamic"),
     ("graphId", "BIGINT", "graph_id"),
     ("graphNodeId", "BIGINT", "graph_node_id"),
 ]
-_MEMOP_COLS = [
-    ("start", "BIGINT", "start"),
-    ("end", "BIGINT", "end"),
-    ("deviceId", "BIGINT", "device_id"),
-    ("contextId", "BIGINT", "context_id"),
-    ("streamId", "BIGINT", "stream_id"),
-    ("correlationId", "BIGINT", "correlation_id"),
-    ("globalPid", "BIGINT", "process"),
-    ("bytes", "BIGINT", "bytes"),
-    ("copyKind", "BIGINT", "copy_kind"),
-]
+_MEMOP_COLS = _GPU_OP_COLS + [("bytes", "BIGINT", "bytes"), ("copyKind", "BIGINT", "copy_kind")]
 _API_COLS = [
     ("start", "BIGINT", "start"),
     ("end", "BIGINT", "end"),

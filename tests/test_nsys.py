@@ -4,7 +4,6 @@ built in code); layer_summary golden test."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 from rooflake import queries
 from rooflake.cli import app
 from rooflake.ingest import ingest_file
+from rooflake.ingest.nvtx import range_name
 from rooflake.store import Store
 
 from _support import FIXTURES
@@ -21,7 +21,6 @@ from _support import FIXTURES
 NSYS = FIXTURES / "nsys"
 EXPORTS = sorted(NSYS.glob("*.sqlite"))
 RANGE_TYPES = (34, 59, 60, 65, 70, 71)
-OP_SUFFIX = re.compile(r"^(.*?), (?:seq|op_id|sizes|input_op_ids) = ")
 
 
 def _count(db: sqlite3.Connection, sql: str) -> int:
@@ -130,7 +129,7 @@ def _expected_stacks(path: Path) -> dict[int, list[str] | None]:
             for s, e, g, name in ranges
             if g == tid and s <= t and (e is None or t < e)
         )
-        names = [m.group(1) if (m := OP_SUFFIX.match(n)) else n for _, _, n in open_]
+        names = [range_name(n) for _, _, n in open_]
         out[corr] = names or None
     return out
 
@@ -219,3 +218,22 @@ def test_two_gpus_keep_their_device(nsys_store: Path) -> None:
         [run],
     ).fetchall()
     assert all(s == pytest.approx(1.0) for _, s in shares) and len(shares) == 2
+
+
+def test_range_names_sql_and_python_agree(nsys_store: Path) -> None:
+    """The SQL of the nsys reader and rooflake.ingest.nvtx.range_name (used for ncu) name every range alike."""
+    con = queries.connect(Store(nsys_store))
+    rows = con.execute("SELECT text, name FROM ranges").fetchall()
+    assert len(rows) > 30000
+    assert [n for _, n in rows] == [range_name(t) for t, _ in rows]
+
+
+def test_range_name_rules() -> None:
+    assert range_name("aten::mm, op_id = 123") == "aten::mm"
+    assert range_name("aten::addmm, seq = 12, sizes = [[64], [64, 512]]") == "aten::addmm"
+    assert (
+        range_name("{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': []}")
+        == "torch.nn.functional.conv2d"
+    )
+    assert range_name("{'traceMarker': ['a.py:1'], 'funcStack': '/<module>/Net::forward/relu'}") == "relu"
+    assert range_name("encoder.layer.3/attention") == "encoder.layer.3/attention"
