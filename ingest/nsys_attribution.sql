@@ -5,10 +5,13 @@
 --   src_kernel(idx, start, "end", device_id, correlation_id, process, graph_node_id, ...)
 --   src_memop(idx, kind, start, "end", device_id, correlation_id, process, ...)
 --   src_api(start, "end", thread, correlation_id, api)          CUDA runtime + driver API calls
---   src_nvtx(start, "end", event_type, text, thread, end_thread, domain_id)   text already resolved via StringIds
+--   src_nvtx(src_row, start, "end", event_type, text, thread, end_thread, domain_id)   text resolved via StringIds
 --   src_domain(domain_id, domain)                                NvtxDomainCreate events
--- Outputs (temporary tables read back by the reader): ranges_out (one row per range) and ops_out (one row per
--- GPU operation: op_kind + idx point back at its source row; launch call, nvtx_path/stack, attribution reason).
+-- Outputs (temporary tables read back by the reader): ranges_out (one row per range, no text: the reader joins
+-- src_nvtx by range_id = src_row and names it with range_name()), domain_names, and ops_out (one row per GPU
+-- operation: op_kind + idx point back at its source row; launch call, nvtx_path/stack, attribution reason).
+-- Range text (the bulk of the data) is read from the source only where needed: names of the ranges some
+-- operation sits in, start/end ranges that hold a launch, and the final output.
 --
 -- Method. Push/pop ranges nest per (thread, domain): a running sum of +1 (push) / -1 (pop) over the time-ordered
 -- events gives each range's depth; its parent is the latest range one level up (ASOF join). The innermost open
@@ -17,36 +20,43 @@
 -- (no thread-equality + interval join, which goes quadratic when every range sits on one thread). Launch times
 -- use the key t*4+3 so that a range pushed at exactly t contains the launch and a range popped at t does not.
 
+-- the grouping name of an NVTX text: the rules of rooflake/ingest/nvtx.py (PyTorch op suffixes, PyProf/DLProf dict
+-- markers), the text itself otherwise
+CREATE TEMP MACRO range_name(t) AS
+CASE
+    WHEN contains(t, ' = ') AND regexp_matches(t, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ')
+        THEN regexp_extract(t, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1)
+    WHEN starts_with(t, '{''') AND regexp_matches(t, '^\{''mod'': ''[^'']*'', ''op'': ''[^'']*''')
+        THEN regexp_extract(t, '^\{''mod'': ''([^'']*)''', 1) || '.'
+            || regexp_extract(t, '^\{''mod'': ''[^'']*'', ''op'': ''([^'']*)''', 1)
+    WHEN starts_with(t, '{''') AND regexp_matches(t, '''funcStack'': ''[^'']*/[^''/]*''')
+        THEN regexp_extract(t, '''funcStack'': ''[^'']*/([^''/]*)''', 1)
+    ELSE t
+END;
+
+CREATE TEMP TABLE domain_names AS
+SELECT ids.domain_id,
+       coalesce(d.domain, CASE WHEN ids.domain_id = 0 THEN '<default domain>' ELSE 'domain ' || ids.domain_id::VARCHAR END)
+           AS domain
+FROM (SELECT DISTINCT coalesce(domain_id, 0) AS domain_id FROM src_nvtx) AS ids
+LEFT JOIN src_domain AS d USING (domain_id);
+
+-- ranges without their text (text stays in the source until the output): range_id = the event's rowid
 CREATE TEMP TABLE r0 AS
 SELECT
-    row_number() OVER (ORDER BY n.start, n.thread, coalesce(n."end", n.start) DESC, n.event_type) - 1 AS range_id,
+    n.src_row AS range_id,
     CASE
         WHEN n.event_type IN (59, 70) THEN 'push_pop'
         WHEN n.event_type IN (60, 71) THEN 'start_end'
         ELSE 'mark'
     END AS kind,
     coalesce(n.domain_id, 0) AS domain_id,
-    coalesce(d.domain, CASE WHEN coalesce(n.domain_id, 0) = 0 THEN '<default domain>'
-        ELSE 'domain ' || n.domain_id::VARCHAR END) AS domain,
-    -- the grouping name of the text: rules of rooflake/ingest/nvtx.py (PyTorch op suffixes, PyProf/DLProf dicts)
-    CASE
-        WHEN contains(n.text, ' = ') AND regexp_matches(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ')
-            THEN regexp_extract(n.text, '^(.*?), (?:seq|op_id|sizes|input_op_ids) = ', 1)
-        WHEN starts_with(n.text, '{''') AND regexp_matches(n.text, '^\{''mod'': ''[^'']*'', ''op'': ''[^'']*''')
-            THEN regexp_extract(n.text, '^\{''mod'': ''([^'']*)''', 1) || '.'
-                || regexp_extract(n.text, '^\{''mod'': ''[^'']*'', ''op'': ''([^'']*)''', 1)
-        WHEN starts_with(n.text, '{''') AND regexp_matches(n.text, '''funcStack'': ''[^'']*/[^''/]*''')
-            THEN regexp_extract(n.text, '''funcStack'': ''[^'']*/([^''/]*)''', 1)
-        ELSE ''
-    END AS op_prefix,
-    n.text,
     n.start AS start_ns,
     CASE WHEN n.event_type IN (34, 65) THEN n.start ELSE n."end" END AS end_ns,
     n.thread,
     n.thread & ~16777215 AS process,
     n.end_thread
 FROM src_nvtx AS n
-LEFT JOIN src_domain AS d ON d.domain_id = n.domain_id
 WHERE n.event_type IN (34, 59, 60, 65, 70, 71);
 
 -- push/pop events in stack order: pops before pushes at one instant, outer pushes before inner ones
@@ -77,11 +87,9 @@ ASOF LEFT JOIN pp_push AS p
 
 CREATE TEMP TABLE ranges_out AS
 SELECT
-    r0.range_id, r0.domain, CASE WHEN r0.op_prefix <> '' THEN r0.op_prefix ELSE r0.text END AS name, r0.text,
-    r0.kind, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread, pp.depth,
-    CASE WHEN pp.depth > 0 THEN pp.parent_id END AS parent_id, r0.domain_id
-FROM r0 LEFT JOIN pp_parent AS pp USING (range_id)
-ORDER BY r0.range_id;
+    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread, pp.depth,
+    CASE WHEN pp.depth > 0 THEN pp.parent_id END AS parent_id
+FROM r0 LEFT JOIN pp_parent AS pp USING (range_id);
 
 DROP TABLE r0;
 DROP TABLE pp_push;
@@ -140,26 +148,43 @@ GROUP BY x.uid;
 
 DROP TABLE inner_step;
 
--- the stack of every range that is some operation's innermost one: walk up the parents, outermost first
-CREATE TEMP TABLE leaf_stack AS
-WITH RECURSIVE up(leaf, cur, stack) AS (
-    SELECT r.range_id, r.parent_id, [r.name]
+-- the stack of every range that is some operation's innermost one: walk up the parent ids, then name only the
+-- ranges on those chains (a small part of all ranges)
+CREATE TEMP TABLE chain AS
+WITH RECURSIVE up(leaf, cur, ids) AS (
+    SELECT r.range_id, r.parent_id, [r.range_id]
     FROM ranges_out AS r WHERE r.range_id IN (SELECT DISTINCT innermost FROM op_inner)
     UNION ALL
-    SELECT u.leaf, p.parent_id, list_prepend(p.name, u.stack)
+    SELECT u.leaf, p.parent_id, list_prepend(p.range_id, u.ids)
     FROM up AS u JOIN ranges_out AS p ON p.range_id = u.cur
 )
-SELECT u.leaf AS range_id, u.stack, r.domain || ':' || array_to_string(u.stack, '/') AS nvtx_path, r.domain
-FROM up AS u JOIN ranges_out AS r ON r.range_id = u.leaf
-WHERE u.cur IS NULL;
+SELECT leaf, ids FROM up WHERE cur IS NULL;
+
+CREATE TEMP TABLE chain_names AS
+SELECT n.src_row AS range_id, range_name(n.text) AS name
+FROM src_nvtx AS n
+WHERE n.src_row IN (SELECT DISTINCT unnest(ids) FROM chain);
+
+CREATE TEMP TABLE leaf_stack AS
+WITH x AS (
+    SELECT leaf, unnest(ids) AS id, unnest(range(1, len(ids) + 1)) AS pos FROM chain
+)
+SELECT x.leaf AS range_id, list(nm.name ORDER BY x.pos) AS stack, any_value(d.domain) AS domain,
+       any_value(d.domain) || ':' || array_to_string(list(nm.name ORDER BY x.pos), '/') AS nvtx_path
+FROM x
+JOIN chain_names AS nm ON nm.range_id = x.id
+JOIN ranges_out AS r ON r.range_id = x.leaf
+LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
+GROUP BY x.leaf;
 
 -- start/end ranges open anywhere in the launching process at launch time
 CREATE TEMP TABLE op_se AS
-SELECT o.uid, list(r.name ORDER BY r.start_ns, r.range_id) AS names
+SELECT o.uid, list(range_name(n.text) ORDER BY r.start_ns, r.range_id) AS names
 FROM ops AS o
 JOIN ranges_out AS r
     ON r.kind = 'start_end' AND r.process = o.process
     AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807)
+JOIN src_nvtx AS n ON n.src_row = r.range_id
 GROUP BY o.uid;
 
 -- operations with no range on their own thread: was a push/pop range open on another thread of the process?

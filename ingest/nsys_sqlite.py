@@ -50,6 +50,7 @@ _API_COLS = [
     ("nameId", "NAME", "api"),
 ]
 _NVTX_COLS = [
+    ("rowid", "BIGINT", "src_row"),
     ("start", "BIGINT", "start"),
     ("end", "BIGINT", "end"),
     ("eventType", "BIGINT", "event_type"),
@@ -83,6 +84,8 @@ def _select(cur: Any, table: str, cols: list[tuple[str, str, str]]) -> tuple[str
     SQLite is dynamically typed: every column is CAST in SQLite, so ADBC infers one type per column.
     """
     present = _columns(cur, table)
+    if present is not None:
+        present.setdefault("rowid", "INTEGER")  # SQLite's implicit row id: stable identity of a row
     duck: list[str] = []
     sql: list[str] = []
     for src, typ, ours in cols:
@@ -208,8 +211,8 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     con.execute(
         """
         CREATE VIEW src_nvtx AS
-        SELECT n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread, n.end_thread,
-               n.domain_id
+        SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread,
+               n.end_thread, n.domain_id
         FROM nvtx_raw AS n LEFT JOIN strings AS s ON s.id = n.text_id
         """
     )
@@ -267,9 +270,12 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     ranges = fetch_arrow(
         con,
         f"""
-        SELECT '{run_id}' AS run_id, range_id, domain, name, text, kind, start_ns, end_ns, thread, process,
-               end_thread, depth, parent_id
-        FROM ranges_out ORDER BY range_id
+        SELECT '{run_id}' AS run_id, r.range_id, d.domain, range_name(n.text) AS name, n.text, r.kind, r.start_ns,
+               r.end_ns, r.thread, r.process, r.end_thread, r.depth, r.parent_id
+        FROM ranges_out AS r
+        JOIN src_nvtx AS n ON n.src_row = r.range_id
+        LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
+        ORDER BY r.range_id
         """,
     )
     coverage = fetch_arrow(
@@ -328,9 +334,9 @@ def _arrow(x: Any) -> pa.Table:
 
 
 def _provenance() -> list[tuple[str, str]]:
-    from rooflake.schema.catalog import QUANTITIES
-
-    return [(q, _NO_COUNTERS) for q in QUANTITIES]
+    # one short entry, not one per quantity: 148k kernels x 7 long strings cost 100 MB of memory (runs.derivation
+    # holds the full reason)
+    return [("*", "NULL: no counters in Nsight Systems")]
 
 
 def _conform(table: pa.Table, schema: pa.Schema, defaults: dict[str, Any] | None = None) -> pa.Table:

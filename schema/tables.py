@@ -300,7 +300,7 @@ CEILINGS = _schema(
 RANGES = _schema(
     [
         ("run_id", _STR, "", "run", "runs.run_id"),
-        ("range_id", _I64, "", "0-based id in the run, in start order", "ingest"),
+        ("range_id", _I64, "", "id in the run: the event's row id in the export", "NVTX_EVENTS.rowid"),
         ("domain", _STR, "", "NVTX domain name ('<default domain>' for the default one)", "NvtxDomainCreate"),
         (
             "name",
