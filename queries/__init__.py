@@ -218,6 +218,19 @@ def match_runs(store: Any, nsys_run: str, ncu_run: str) -> dict[str, Any]:
     nsys_run, ncu_run = store.resolve(nsys_run), store.resolve(ncu_run)
     con = connect(store)
     p = {"nsys_run": nsys_run, "ncu_run": ncu_run}
+    formats = dict(
+        con.execute(
+            "SELECT run_id, source_format FROM runs WHERE run_id IN ($nsys_run, $ncu_run)", p
+        ).fetchall()
+    )
+    if not formats[nsys_run].startswith("nsys"):
+        raise QueryError(
+            f"run {nsys_run} is a {formats[nsys_run]} run: the layer run must come from Nsight Systems"
+        )
+    if formats[ncu_run] != "ncu-rep":
+        raise QueryError(
+            f"run {ncu_run} (--with) is a {formats[ncu_run]} run: it must be an Nsight Compute run of the same program"
+        )
     try:
         con.execute(f"CREATE TEMP TABLE matched AS {load('nsys_ncu_match')}", p)
         kernels = fetch_arrow(con, "SELECT * FROM matched")

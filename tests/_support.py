@@ -42,6 +42,7 @@ def tiny_run(
     kernels: list[dict],
     ceilings: list[dict],
     metrics: list[dict] | None = None,
+    source_format: str = "test",
 ) -> None:
     """Publish a tiny hand-built run: ``kernels``/``ceilings``/``metrics`` rows hold only the columns that matter
     (the rest NULL); ceilings rows default to kernel 0's clocks and source 'test'."""
@@ -65,7 +66,7 @@ def tiny_run(
             {
                 "run_id": run_id,
                 "source_path": f"/tiny/{run_id}",
-                "source_format": "test",
+                "source_format": source_format,
                 "n_kernels": len(kernels),
             }
         ],

@@ -53,8 +53,8 @@ def store(tmp_path: Path) -> Store:
         {"kernel_id": 0, "ceiling": "DRAM", "value": 1e12},
         {"kernel_id": 0, "ceiling": "FP32", "value": 1e13},
     ]
-    tiny_run(tmp_path, "c" * 16, NCU, ceilings)
-    tiny_run(tmp_path, "d" * 16, NSYS, [])
+    tiny_run(tmp_path, "c" * 16, NCU, ceilings, source_format="ncu-rep")
+    tiny_run(tmp_path, "d" * 16, NSYS, [], source_format="nsys-sqlite")
     return Store(tmp_path)
 
 
@@ -135,3 +135,11 @@ def test_layers_of_a_real_ncu_run_with_an_nvtx_stack(tmp_path: Path) -> None:
     assert sorted(r["layer"].split("/")[5] for r in stages) == [f"eRK_stage_{i}" for i in range(1, 5)]
     assert all(r["launches"] == 2 for r in stages)
     assert sum(r["share_of_gpu_time"] for r in stages) == pytest.approx(1.0)
+
+
+def test_with_must_name_an_ncu_run(store: Store) -> None:
+    r = CliRunner().invoke(app, ["layers", "c", "--with", "d", "--store", str(store.root)])
+    assert r.exit_code == 1
+    assert r.stderr.startswith(
+        "Error: run cccccccccccccccc is a ncu-rep run: the layer run must come from Nsight Systems"
+    )
