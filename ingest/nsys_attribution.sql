@@ -59,20 +59,21 @@ SELECT
 FROM src_nvtx AS n
 WHERE n.event_type IN (34, 59, 60, 65, 70, 71);
 
--- push/pop events in stack order: pops before pushes at one instant, outer pushes before inner ones
+-- push/pop events in stack order. At one instant: first the pops of ranges that began earlier, innermost (latest
+-- start) first; then the pushes, outer (longer) first; then the pops of zero-length ranges, in reverse push order.
+-- ord (0, 1, 2) is part of the step-function key below; sub orders events with the same t and ord.
 CREATE TEMP TABLE pp_ev AS
 SELECT
     *,
-    row_number() OVER (PARTITION BY thread, domain_id ORDER BY t, ord, span DESC, range_id) AS seq,
-    sum(delta) OVER (
-        PARTITION BY thread, domain_id ORDER BY t, ord, span DESC, range_id ROWS UNBOUNDED PRECEDING
-    ) AS level
+    row_number() OVER (PARTITION BY thread, domain_id ORDER BY t, ord, sub, tie) AS seq,
+    sum(delta) OVER (PARTITION BY thread, domain_id ORDER BY t, ord, sub, tie ROWS UNBOUNDED PRECEDING) AS level
 FROM (
     SELECT thread, domain_id, range_id, start_ns AS t, 1 AS ord, 1 AS delta,
-           coalesce(end_ns, 9223372036854775807) - start_ns AS span
+           -(coalesce(end_ns, 9223372036854775807) - start_ns) AS sub, range_id AS tie
     FROM r0 WHERE kind = 'push_pop'
     UNION ALL
-    SELECT thread, domain_id, range_id, end_ns AS t, 0 AS ord, -1 AS delta, 0 AS span
+    SELECT thread, domain_id, range_id, end_ns AS t, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END AS ord,
+           -1 AS delta, -start_ns AS sub, -range_id AS tie
     FROM r0 WHERE kind = 'push_pop' AND end_ns IS NOT NULL
 );
 
@@ -97,7 +98,7 @@ DROP TABLE pp_parent;
 
 -- innermost open push/pop range of each (thread, domain) as a step function of time
 CREATE TEMP TABLE inner_step AS
-SELECT thread, domain_id, key, arg_max(state, seq) AS innermost
+SELECT thread, domain_id, key, arg_max_null(state, seq) AS innermost  -- NULL (no range) is a state too
 FROM (
     SELECT e.thread, e.domain_id, e.t::HUGEINT * 4 + e.ord AS key, e.seq,
            CASE WHEN e.delta = 1 THEN e.range_id ELSE r.parent_id END AS state

@@ -174,3 +174,53 @@ def test_layer_summary_golden(con) -> None:
         assert r[7] == pytest.approx(r[5] / total)
     for depth in (1, 2):
         assert sum(r[7] for r in rows if r[0] == depth) == pytest.approx(1.0)
+
+
+def _tiny(tmp_path: Path, nvtx: list[tuple], kernels: list[tuple]):
+    """A store holding one export with only ``nvtx`` rows and ``kernels`` (name, thread, launch time)."""
+    db = sqlite3.connect(tmp_path / "t.sqlite")
+    db.executescript(
+        """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT,
+            globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, textId INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
+            correlationId INTEGER, nameId INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+            correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+        INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel');
+        """
+    )
+    db.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?, NULL, 0, NULL)", nvtx)
+    for i, (name, thread, launch) in enumerate(kernels):
+        db.execute("INSERT INTO StringIds VALUES (?, ?)", [100 + i, name])
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, ?, ?, ?)", [1000 + i, 1001 + i, i, PID, 100 + i])
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 1)", [launch, launch + 1, thread, i])
+    db.commit()
+    db.close()
+    ingest_file(tmp_path / "t.sqlite", tmp_path / "s")
+    return queries.connect(Store(tmp_path / "s"))
+
+
+def test_ranges_ending_at_the_same_instant(tmp_path: Path) -> None:
+    # outer and inner both end at 100 (inner has the later row id); a launch after them sits in no range
+    con = _tiny(tmp_path, [(0, 100, "outer", A), (10, 100, "inner", A)], [("in", A, 50), ("after", A, 150)])
+    got = dict(con.execute("SELECT name, coalesce(nvtx_path, attribution) FROM kernels").fetchall())
+    assert got == {"in": "<default domain>:outer/inner", "after": "no_range_open"}
+
+
+def test_zero_length_range(tmp_path: Path) -> None:
+    con = _tiny(tmp_path, [(0, 100, "outer", A), (10, 10, "empty", A)], [("at", A, 10), ("later", A, 50)])
+    got = dict(con.execute("SELECT name, nvtx_path FROM kernels").fetchall())
+    assert got == {"at": "<default domain>:outer", "later": "<default domain>:outer"}
+    rows = con.execute(
+        "SELECT c.name, c.depth, p.name FROM ranges c LEFT JOIN ranges p ON p.range_id = c.parent_id ORDER BY c.start_ns"
+    ).fetchall()
+    assert rows == [("outer", 0, None), ("empty", 1, "outer")]
+
+
+def test_ranges_starting_at_the_same_instant(tmp_path: Path) -> None:
+    # outer and inner both start at 0; the longer one is the outer one whatever the row order
+    con = _tiny(tmp_path, [(0, 50, "inner", A), (0, 100, "outer", A)], [("k", A, 0), ("k2", A, 60)])
+    got = dict(con.execute("SELECT name, nvtx_path FROM kernels").fetchall())
+    assert got == {"k": "<default domain>:outer/inner", "k2": "<default domain>:outer"}
