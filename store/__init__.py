@@ -135,17 +135,35 @@ class Store:
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
+    def _restore(self, run_id: str, trash: Path, moved: list[str]) -> None:
+        """Undo a half-done swap: remove the new partitions already moved in, put the old ones back."""
+        for name in moved:
+            shutil.rmtree(self.partition(name, run_id), ignore_errors=True)
+        if trash.is_dir():
+            for old in trash.iterdir():
+                target = self.partition(old.name, run_id)
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(old, target)
+
     def clean_staging(self) -> int:
-        """Remove staging directories left by dead processes. Returns how many were removed."""
+        """Remove staging directories left by dead processes; a crash in the middle of a ``--force`` swap left the
+        old run's partitions in ``old/``: they go back first when the run has no ``runs`` row. Returns how many
+        directories were removed."""
         d = self.root / STAGING
         if not d.is_dir():
             return 0
         n = 0
-        for p in d.iterdir():
-            parts = p.name.split(".")
-            if len(parts) == 3 and parts[1].isdigit() and not _pid_alive(int(parts[1])):
-                shutil.rmtree(p, ignore_errors=True)
-                n += 1
+        with self._lock():
+            for p in d.iterdir():
+                parts = p.name.split(".")
+                if len(parts) == 3 and parts[1].isdigit() and not _pid_alive(int(parts[1])):
+                    if (p / "old").is_dir() and (p / "manifest").exists() and not self.has_run(parts[0]):
+                        staged = (p / "manifest").read_text().split()
+                        moved_in = [t for t in staged if not (p / t).exists()]
+                        self._restore(parts[0], p / "old", moved_in)
+                    shutil.rmtree(p, ignore_errors=True)
+                    n += 1
         return n
 
     def publish(self, run_id: str, tables: dict[str, pa.Table], *, force: bool = False) -> PublishResult:
@@ -182,24 +200,32 @@ class Store:
                 with open(path, "rb+") as f:
                     os.fsync(f.fileno())
                 _fsync_dir(dest)
+            # which tables this run brings: after a crash mid-swap, clean_staging knows which ones it had moved in
+            (stage / "manifest").write_text("\n".join(t for t in ALL_TABLES if (stage / t).exists()))
             with self._lock():
                 existed = self.has_run(run_id)
                 if existed and not force:
                     return PublishResult(run_id, "exists")
                 trash = stage / "old"
                 trash.mkdir()
-                # hide the old run first (runs row), then swap the data partitions, then show the new run
-                for name in ("runs", *DATA_TABLES):
-                    old = self.partition(name, run_id)
-                    if old.exists():
-                        os.rename(old, trash / name)
-                for name in (*DATA_TABLES, "runs"):
-                    if not (stage / name).exists():
-                        continue
-                    target = self.partition(name, run_id)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.rename(stage / name, target)
-                    _fsync_dir(target.parent)
+                moved: list[str] = []
+                try:
+                    # hide the old run first (runs row), then swap the data partitions, then show the new run
+                    for name in ("runs", *DATA_TABLES):
+                        old = self.partition(name, run_id)
+                        if old.exists():
+                            os.rename(old, trash / name)
+                    for name in (*DATA_TABLES, "runs"):
+                        if not (stage / name).exists():
+                            continue
+                        target = self.partition(name, run_id)
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        os.rename(stage / name, target)
+                        moved.append(name)
+                        _fsync_dir(target.parent)
+                except OSError:
+                    self._restore(run_id, trash, moved)
+                    raise
             return PublishResult(run_id, "replaced" if existed else "ingested")
         except OSError as e:
             if e.errno in (errno.EACCES, errno.EROFS, errno.ENOSPC, errno.EPERM, errno.EDQUOT):

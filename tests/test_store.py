@@ -113,3 +113,43 @@ def test_runs_lists_labels(tmp_path: Path) -> None:
     assert r.exit_code == 0
     (row,) = json.loads(r.stdout)
     assert row["labels"] == "batch=1,model=esmm" and row["gpu_name"] == "NVIDIA A10G" and row["kernels"] == 4
+
+
+def test_failed_force_replace_keeps_the_old_run(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from rooflake.schema import StoreError
+
+    ingest_file(REPORT, tmp_path)
+    before = snapshot(tmp_path)
+    real_rename = os.rename
+
+    def failing_rename(src, dst):  # the final step, showing the new runs row, fails
+        if "runs" in str(dst) and ".staging" in str(src) and "old" not in str(src):
+            raise OSError(errno.EIO, "simulated I/O error")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", failing_rename)
+    try:
+        ingest_file(REPORT, tmp_path, force=True)
+        raise AssertionError("expected a StoreError")
+    except StoreError as e:
+        assert "simulated I/O error" in str(e)
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert snapshot(tmp_path) == before
+    assert queries.connect(Store(tmp_path)).execute("SELECT count(*) FROM kernels").fetchall() == [(4,)]
+
+
+def test_crash_in_the_middle_of_a_force_swap_is_undone(tmp_path: Path) -> None:
+    res = ingest_file(REPORT, tmp_path)
+    before = snapshot(tmp_path)
+    # what a process killed mid-swap leaves: old partitions in its staging dir's old/, no runs row, new kernels in
+    stage = tmp_path / ".staging" / f"{res.run_id}.999999999.dead"
+    (stage / "old").mkdir(parents=True)
+    for t in ("runs", "kernels", "metrics", "ceilings"):
+        os.rename(tmp_path / t / f"run_id={res.run_id}", stage / "old" / t)
+    shutil.copytree(stage / "old" / "kernels", tmp_path / "kernels" / f"run_id={res.run_id}")
+    (stage / "metrics").mkdir()  # a table it had not moved in yet
+    (stage / "manifest").write_text("kernels\nmetrics\nceilings\nruns")
+    Store(tmp_path).clean_staging()
+    assert snapshot(tmp_path) == before
