@@ -38,6 +38,13 @@ def _guard(fn: F) -> F:
         except ValueError as e:  # bad option values detected by the library (e.g. output suffix)
             _err(str(e))
             raise typer.Exit(1) from None
+        except Exception as e:  # DuckDB on a damaged store file: one line, no traceback
+            import duckdb
+
+            if not isinstance(e, duckdb.Error):
+                raise
+            _err(f"reading the store failed: {' '.join(str(e).split())}")
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -77,12 +84,12 @@ def _root(
     """rooflake: Nsight Compute reports into a Parquet store; roofline views with DuckDB SQL and Altair."""
 
 
-def _parse_labels(labels: list[str]) -> dict[str, str]:
+def _parse_labels(labels: list[str], option: str = "--label") -> dict[str, str]:
     out: dict[str, str] = {}
     for item in labels:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
+            raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=option)
         out[key.strip()] = value
     return out
 
@@ -117,7 +124,7 @@ def ingest(
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")
     ] = None,
 ) -> None:
-    """Ingest Nsight Compute reports (.ncu-rep) into the store, one run per file.
+    """Ingest Nsight Compute reports (.ncu-rep) and Nsight Systems exports (.sqlite, .nsys-rep), one run per file.
 
     The format is detected from each file's first bytes. Re-ingesting the same file is a no-op unless --force.
     """
@@ -186,6 +193,11 @@ def runs(
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
     from rooflake.store import Store, fetch_arrow
 
+    if fmt is Fmt.parquet:
+        raise typer.BadParameter(
+            "rl runs prints; for Parquet use rl sql 'SELECT * FROM runs' -f parquet -o FILE"
+        )
+
     con = Store(store).connect()
     table = fetch_arrow(
         con,
@@ -230,7 +242,7 @@ def sql(
         raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
     if fmt is Fmt.parquet and out is None:
         raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
-    params = _parse_labels(param or []) if param else {}
+    params = _parse_labels(param or [], "--param") if param else {}
     table = queries.execute(Store(store), query, params)
     _emit(table, fmt, out)
 

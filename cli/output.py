@@ -27,11 +27,20 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _check_dir(path: Path) -> None:
+    if not path.parent.is_dir():
+        raise ValueError(f"{path}: directory {path.parent} does not exist")
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
+    _check_dir(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -61,7 +70,9 @@ def write_table(table: pa.Table, fmt: str, out: Path | None) -> None:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        assert out is not None
+        if out is None:
+            raise ValueError("--format parquet needs --out FILE")
+        _check_dir(out)
         tmp = out.with_name(f".{out.name}.tmp")
         pq.write_table(table, tmp)
         os.replace(tmp, out)

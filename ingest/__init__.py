@@ -57,6 +57,8 @@ def detect_format(path: str | Path) -> str:
     Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file" + (" (a directory)" if path.is_dir() else ""))
     try:
         with open(path, "rb") as f:
             head = f.read(64)
@@ -266,6 +268,8 @@ def expand_paths(args: Iterable[str]) -> list[Path]:
                 )
             out.extend(found)
         elif p.exists():
+            if not p.is_file():
+                raise InputError(f"{p}: not a regular file (a FIFO, socket or device cannot be a report)")
             out.append(p)
         elif _glob.has_magic(a):
             matches = sorted(Path(m) for m in _glob.glob(a, recursive=True) if Path(m).is_file())
@@ -298,6 +302,8 @@ def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestRes
         return IngestResult(path, None, "store-error", error=str(e))
     except RooflakeError as e:
         return IngestResult(path, None, "error", error=str(e))
+    except Exception as e:  # noqa: BLE001 - a vendor library choking on a corrupt file must not stop the batch
+        return IngestResult(path, None, "error", error=f"{path}: cannot read it ({type(e).__name__}: {e})")
 
 
 def ingest_paths(
@@ -319,7 +325,7 @@ def ingest_paths(
 
     store = Store(store_root)
     if paths:
-        store._ensure_root()
+        store.check_writable()
         store.clean_staging()
     root = str(store.root)
     jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]

@@ -156,6 +156,15 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     n_metrics and derivation (JSON of formulas used). Raises :class:`InputError` for empty, non-ncu, truncated or
     kernel-less files.
     """
+    try:
+        return _read(Path(path), run_id, fp16)
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - ncu_report and pyarrow raise bare errors on corrupt content
+        raise InputError(f"{path}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
+
+
+def _read(path: Path, run_id: str, fp16: str) -> dict[str, Any]:
     import ncu_report  # vendor package, imported late so `rl --help` stays fast
 
     path = Path(path)

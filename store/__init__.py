@@ -84,6 +84,12 @@ class Store:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root) if root is not None else default_root()
+        if any(c in str(self.root) for c in "*?[]{}"):
+            raise StoreError(
+                f"store path {self.root} contains a glob character (* ? [ ] {{ }}): choose another path"
+            )
+        if self.root.exists() and not self.root.is_dir():
+            raise StoreError(f"store {self.root} is not a directory")
 
     # ---- paths -------------------------------------------------------------------------------------------
     def partition(self, table: str, run_id: str) -> Path:
@@ -117,6 +123,21 @@ class Store:
         )
 
     # ---- writing -----------------------------------------------------------------------------------------
+    def check_writable(self) -> None:
+        """Raise :class:`StoreError` unless the store (or, before it exists, its nearest existing parent) can be
+        written. Creates nothing: a failed ingest into a store that does not exist yet leaves no directory."""
+        base = self.root
+        while not base.exists() and base != base.parent:
+            base = base.parent
+        if not base.is_dir():
+            raise StoreError(f"store {self.root} is not writable ({base} is not a directory)")
+        probe = base / f".rooflake-probe.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as e:
+            raise StoreError(f"store {self.root} is not writable ({e.strerror or e})") from e
+
     def _ensure_root(self) -> None:
         try:
             (self.root / STAGING).mkdir(parents=True, exist_ok=True)

@@ -194,8 +194,13 @@ def _tiny(tmp_path: Path, nvtx: list[tuple], kernels: list[tuple]):
     db.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?, NULL, 0, NULL)", nvtx)
     for i, (name, thread, launch) in enumerate(kernels):
         db.execute("INSERT INTO StringIds VALUES (?, ?)", [100 + i, name])
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, ?, ?, ?)", [1000 + i, 1001 + i, i, PID, 100 + i])
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 1)", [launch, launch + 1, thread, i])
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, ?, ?, ?)",
+            [1000 + i, 1001 + i, i, PID, 100 + i],
+        )
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 1)", [launch, launch + 1, thread, i]
+        )
     db.commit()
     db.close()
     ingest_file(tmp_path / "t.sqlite", tmp_path / "s")

@@ -3,6 +3,7 @@ exactly as before."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -178,3 +179,80 @@ def test_format_comes_from_the_bytes_not_the_suffix(store: Path, tmp_path: Path)
     code, out, err = run("ingest", str(path), "--store", str(store), "--json")
     assert code == 0, err
     assert '"kernels": 2' in out
+
+
+def _flip(data: bytes, seed: int, n: int = 3) -> bytes:
+    """``data`` with ``n`` bytes changed past the header: the NVR\\0 framing stays intact, the content does not."""
+    rng = random.Random(seed)
+    b = bytearray(data)
+    for _ in range(n):
+        i = rng.randrange(64, len(b))
+        b[i] ^= 1 << rng.randrange(8)
+    return bytes(b)
+
+
+def test_corrupt_content_never_gives_a_traceback(store: Path, tmp_path: Path) -> None:
+    """Hostile files: flipped bytes inside a well-framed report either ingest or give one Error line."""
+    data = GOOD.read_bytes()
+    outcomes = set()
+    for seed in range(12):
+        path = tmp_path / f"corrupt{seed}.ncu-rep"
+        path.write_bytes(_flip(data, seed))
+        code, _, err = run("ingest", str(path), "--store", str(store / ".." / f"s{seed}"))
+        assert "Traceback" not in err
+        if code != 0:
+            assert_one_error(code, err, str(path))
+        outcomes.add(code)
+    assert outcomes == {0, 1}  # some flips land in values (ingest), some break the report (one Error line)
+
+
+def test_a_crashing_file_does_not_stop_the_batch(store: Path, tmp_path: Path) -> None:
+    d = tmp_path / "batch"
+    d.mkdir()
+    shutil.copy(ROOFLINE_READY, d / "good.ncu-rep")
+    (d / "bad.ncu-rep").write_bytes(ROOFLINE_READY.read_bytes()[:100])
+    code, out, err = run("ingest", str(d), "--store", str(store))
+    assert code == 1 and "good.ncu-rep" in out and err.count("Error: ") == 1
+
+
+def test_fifo_is_refused_not_read(store: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.ncu-rep"
+    os.mkfifo(fifo)
+    before = snapshot(store)
+    code, _, err = run("ingest", str(fifo), "--store", str(store))
+    assert_one_error(code, err, str(fifo), "not a regular file")
+    assert snapshot(store) == before
+
+
+def test_failed_ingest_into_a_new_store_creates_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ncu-rep"
+    bad.write_bytes(b"\x00" * 100)
+    code, _, err = run("ingest", str(bad), "--store", str(tmp_path / "new-store"))
+    assert_one_error(code, err, str(bad))
+    assert not (tmp_path / "new-store").exists()
+
+
+def test_output_into_a_missing_directory(store: Path, tmp_path: Path) -> None:
+    for fmt in ("csv", "parquet"):
+        code, _, err = run(
+            "sql", "SELECT 1", "-f", fmt, "-o", str(tmp_path / "no" / "x.out"), "--store", str(store)
+        )
+        assert_one_error(code, err, "does not exist")
+    code, _, _ = run("runs", "-f", "parquet", "--store", str(store))
+    assert code == 2
+
+
+def test_store_path_problems(tmp_path: Path) -> None:
+    code, _, err = run("runs", "--store", str(tmp_path / "st[1]"))
+    assert_one_error(code, err, "glob character")
+    f = tmp_path / "file"
+    f.write_text("x")
+    code, _, err = run("runs", "--store", str(f))
+    assert_one_error(code, err, "not a directory")
+
+
+def test_damaged_parquet_in_the_store(store: Path) -> None:
+    part = next((store / "kernels").glob("run_id=*/part-0.parquet"))
+    part.write_bytes(part.read_bytes()[:100])
+    code, _, err = run("sql", "SELECT count(*) FROM kernels", "--store", str(store))
+    assert_one_error(code, err)
