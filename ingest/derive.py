@@ -86,7 +86,9 @@ def _tensor_src_names(v: Mapping[str, float]) -> list[str]:
     return [k for k in kinds if not any(k != o and k.startswith(o + "_") for o in kinds)]
 
 
-def _tensor(v: Mapping[str, float], t_s: float | None) -> tuple[float | None, str, list[str]]:
+def _tensor(
+    v: Mapping[str, float], t_s: float | None, cc: float | None
+) -> tuple[float | None, str, list[str]]:
     kinds = _tensor_src_names(v)
     if kinds:
         total, terms = 0.0, []
@@ -108,6 +110,15 @@ def _tensor(v: Mapping[str, float], t_s: float | None) -> tuple[float | None, st
         return (
             None,
             f"NULL: missing {cat.TENSOR_SRC_PREFIX}*.sum and {how} (or their per_cycle_elapsed rates)",
+            [],
+        )
+    if cc is None or not 7.0 <= cc < 7.5:
+        # 512 ops per tensor-pipe instruction holds on Volta only (DESIGN.md section 5); later GPUs do 2-8x more
+        # per HMMA, so a count from it would be silently low
+        return (
+            None,
+            f"NULL: only {how} counted, and {cat.TENSOR_PIPE_FACTOR} ops per tensor instruction holds on Volta "
+            f"(CC 7.0) only, not on CC {cc}; profile with ncu >= 2023.2 for {cat.TENSOR_SRC_PREFIX}* op counts",
             [],
         )
     return count * cat.TENSOR_PIPE_FACTOR, f"{cat.TENSOR_PIPE_FACTOR}*{how}", []
@@ -185,10 +196,16 @@ def derive(
                     f"{factor} * {peak} * {clock}",
                 )
             )
-    q["flops_tensor"], prov["flops_tensor"], kinds = _tensor(values, t_s)
+    q["flops_tensor"], prov["flops_tensor"], kinds = _tensor(values, t_s, cc)
     clock = "sm__cycles_elapsed.avg.per_second"
     for k in kinds:
-        peak = f"{cat.TENSOR_SRC_PREFIX}{k}.sum.peak_sustained"
+        # the src_<k> peak counts 2:4 sparsity (H100 fp16: 8192 ops/clk/SM); the dense roof is the fastest
+        # op_*_src_<k>*_sparsity_off path (hgmma: 4096), where the report has them
+        dense_re = re.compile(
+            rf"^sm__ops_path_tensor_op_[a-z0-9]+_src_{re.escape(k)}(?:_dst_[a-z0-9]+)?_sparsity_off\.sum\.peak_sustained$"
+        )
+        dense = sorted((values[n], n) for n in values if dense_re.match(n))
+        peak = dense[-1][1] if dense else f"{cat.TENSOR_SRC_PREFIX}{k}.sum.peak_sustained"
         if peak in values and clock in values:
             ceilings.append(
                 Ceiling(
@@ -199,7 +216,7 @@ def derive(
                     f"{peak} * {clock}",
                 )
             )
-    if not kinds:
+    if not kinds and q["flops_tensor"] is not None:  # the x512 roof only where the x512 count holds (Volta)
         peak = f"sm__{cat.TENSOR_PIPE_BASE}.sum.peak_sustained"
         if peak in values and clock in values:
             ceilings.append(
@@ -225,6 +242,10 @@ def derive(
         flags.append("nan_duration")
     if dur is None:
         flags.append("no_duration")
+    if dur_how.startswith(cat.NERSC_TIME[0]) and any("sass_thread_inst_executed" in n for n in values):
+        # the time comes from sm__cycles_elapsed of a pass that also ran SASS instruction counters (the FLOP half
+        # of a NERSC split run): instrumented, far longer than the kernel (GENE: 140 ms vs 0.92 ms)
+        flags.append("duration_from_instrumented_cycles")
     if any(isinstance(x, float) and math.isnan(x) for x in values.values()):
         flags.append("nan_metrics")
     if any(c.value == 0 or math.isnan(c.value) for c in ceilings):

@@ -320,12 +320,12 @@ def layer_points(
             SELECT
                 l.run_id, dense_rank() OVER (ORDER BY l.layer, l.device_id) - 1 AS kernel_id,
                 l.layer AS name, l.layer AS short_name, l.layer AS nvtx_path, pr.precision, pr.ord,
-                l.kernel_time_ns AS duration_ns,
+                l.counted_time_ns AS duration_ns,
                 CASE pr.precision WHEN 'fp64' THEN l.flops_fp64 WHEN 'fp32' THEN l.flops_fp32
                     WHEN 'fp16' THEN l.flops_fp16 ELSE l.flops_tensor END AS flops,
                 CASE pr.precision WHEN 'fp64' THEN c.p_fp64 WHEN 'fp32' THEN c.p_fp32
                     WHEN 'fp16' THEN c.p_fp16 ELSE c.p_tensor END AS peak,
-                l.bytes_l1, l.bytes_l2, l.bytes_dram, c.bw_l1, c.bw_l2, c.bw_dram
+                l.bytes_l1, l.bytes_l2, l.bytes_dram, c.bw_l1, c.bw_l2, c.bw_dram, l.counters_complete
             FROM l, c, (VALUES ('fp64', 1), ('fp32', 2), ('fp16', 3), ('tensor', 4)) AS pr (precision, ord)
         )
         SELECT
@@ -336,16 +336,20 @@ def layer_points(
             flops / nullif(bytes_dram, 0) AS ai_dram,
             flops * 1e9 / nullif(duration_ns, 0) AS achieved_flops_per_s,
             peak AS peak_flops_per_s, bw_l1, bw_l2, bw_dram,
-            least(peak, flops / nullif(bytes_l1, 0) * bw_l1) AS attainable_l1,
-            least(peak, flops / nullif(bytes_l2, 0) * bw_l2) AS attainable_l2,
-            least(peak, flops / nullif(bytes_dram, 0) * bw_dram) AS attainable_dram,
+            CASE WHEN bytes_l1 > 0 AND bw_l1 IS NOT NULL THEN least(peak, flops / bytes_l1 * bw_l1) END
+                AS attainable_l1,
+            CASE WHEN bytes_l2 > 0 AND bw_l2 IS NOT NULL THEN least(peak, flops / bytes_l2 * bw_l2) END
+                AS attainable_l2,
+            CASE WHEN bytes_dram > 0 AND bw_dram IS NOT NULL THEN least(peak, flops / bytes_dram * bw_dram) END
+                AS attainable_dram,
             flops = 0 AS zero_flops,
-            CAST([] AS VARCHAR[]) AS flags
+            CASE WHEN counters_complete THEN [] ELSE ['counters_incomplete'] END AS flags
         FROM p WHERE flops IS NOT NULL
         ORDER BY kernel_id, ord
         """,
         {"run_id": run_id, "depth": depth, "counters_run": counters_run},
     )
+    rows = _with_bounds(con, rows)
     ceilings = fetch_arrow(con, "SELECT * FROM main.run_ceilings WHERE run_id = $r", {"r": counters_run})
     if rows.num_rows == 0:
         hint = (
@@ -367,3 +371,29 @@ def _shadow_kernels(con: Any, kernels: Any) -> None:
     con.execute("CREATE OR REPLACE VIEW j.kernels AS SELECT * FROM matched_arrow")
     con.execute("CREATE OR REPLACE VIEW j.memops AS SELECT * FROM main.memops")
     con.execute("SET search_path = 'j,main'")
+
+
+def _with_bounds(con: Any, rows: Any) -> Any:
+    """Add attainable_flops_per_s, fraction_of_roof, bound and above_roof to roofline points (the rules of
+    kernel_roofline.sql: the lowest roof at the point's AI over the levels that have bytes and a roof)."""
+    con.register("points_arrow", rows)
+    return fetch_arrow(
+        con,
+        """
+        WITH b AS (SELECT *, least(attainable_l1, attainable_l2, attainable_dram) AS attainable_flops_per_s
+                   FROM points_arrow)
+        SELECT
+            *,
+            achieved_flops_per_s / nullif(attainable_flops_per_s, 0) AS fraction_of_roof,
+            CASE
+                WHEN attainable_flops_per_s IS NULL OR flops = 0 THEN NULL
+                WHEN attainable_flops_per_s >= peak_flops_per_s THEN upper(precision)
+                WHEN attainable_flops_per_s = attainable_dram THEN 'DRAM'
+                WHEN attainable_flops_per_s = attainable_l2 THEN 'L2'
+                ELSE 'L1'
+            END AS bound,
+            coalesce(NOT isnan(achieved_flops_per_s) AND achieved_flops_per_s > attainable_flops_per_s * 1.001, false)
+                AS above_roof
+        FROM b
+        """,
+    )

@@ -20,7 +20,9 @@
 --   attainable_flops_per_s  FLOP/s, the lowest of the levels' attainable
 --   fraction_of_roof     achieved / attainable (0..1; > 1 is a physics violation)
 --   zero_flops           the kernel executed no FLOPs of this precision (copies, casts: no place on a log-AI axis)
---   bound                DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (NULL without ceilings or FLOPs)
+--   bound                DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (NULL without ceilings or FLOPs), over the
+--                        levels that have both bytes and a roof
+--   levels_without_roof  levels with bytes but no roof in the report (the bound cannot account for them)
 --   above_roof           achieved exceeds attainable by more than 0.1 %
 --   flags                kernel flags from ingest (nan_duration, zero_peak, ...)
 WITH c AS (
@@ -134,6 +136,12 @@ SELECT
         WHEN attainable_flops_per_s = attainable_l2 THEN 'L2'
         ELSE 'L1'
     END AS bound,
+    list_filter(
+        [CASE WHEN bytes_l1 IS NOT NULL AND bw_l1 IS NULL THEN 'L1' END,
+         CASE WHEN bytes_l2 IS NOT NULL AND bw_l2 IS NULL THEN 'L2' END,
+         CASE WHEN bytes_dram IS NOT NULL AND bw_dram IS NULL THEN 'DRAM' END],
+        lambda x: x IS NOT NULL
+    ) AS levels_without_roof,
     -- DuckDB orders NaN above every number: test it first
     coalesce(NOT isnan(achieved_flops_per_s) AND achieved_flops_per_s > attainable_flops_per_s * 1.001, false)
         AS above_roof,

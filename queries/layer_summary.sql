@@ -20,7 +20,11 @@
 --   flops                  FLOP, over the precisions the report counted
 --   bytes_l1, bytes_l2, bytes_dram                       byte
 --   ai_l1, ai_l2, ai_dram  FLOP/byte = flops / bytes at the level
---   flops_per_s            FLOP/s = flops / kernel_time (Wang et al., time-weighted per-layer roofline)
+--   launches_with_counters launches whose kernel has FLOP counters (ncu, or an nsys kernel matched to ncu)
+--   counted_time_ns        ns, kernel time of those launches
+--   flops_per_s            FLOP/s = flops / counted_time (Wang et al., time-weighted per-layer roofline); launches
+--                          without counters are left out of both, never counted as 0 FLOPs
+--   counters_complete      every launch of the layer has counters (else FLOPs, AI and FLOP/s cover a part of it)
 WITH ops AS (
     SELECT
         run_id, device_id, 'kernel' AS op_kind, short_name, duration_ns AS dur, nvtx_domain, nvtx_stack,
@@ -63,6 +67,8 @@ agg AS (
         coalesce(sum(dur_ok), 0) AS gpu_time_ns,
         coalesce(sum(dur_ok) FILTER (WHERE op_kind = 'kernel'), 0) AS kernel_time_ns,
         count(*) FILTER (WHERE isnan(dur)) AS nan_durations,
+        count(*) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL) AS launches_with_counters,
+        coalesce(sum(dur_ok) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL), 0) AS counted_time_ns,
         sum(flops_fp64) AS flops_fp64, sum(flops_fp32) AS flops_fp32, sum(flops_fp16) AS flops_fp16,
         sum(flops_tensor) AS flops_tensor, sum(flops) AS flops,
         sum(bytes_l1) AS bytes_l1, sum(bytes_l2) AS bytes_l2, sum(bytes_dram) AS bytes_dram
@@ -77,6 +83,9 @@ SELECT
     flops / nullif(bytes_l1, 0) AS ai_l1,
     flops / nullif(bytes_l2, 0) AS ai_l2,
     flops / nullif(bytes_dram, 0) AS ai_dram,
-    flops * 1e9 / nullif(kernel_time_ns, 0) AS flops_per_s
+    launches_with_counters,
+    counted_time_ns,
+    flops * 1e9 / nullif(counted_time_ns, 0) AS flops_per_s,
+    launches_with_counters = launches AS counters_complete
 FROM agg
 ORDER BY run_id, device_id, depth, gpu_time_ns DESC, layer

@@ -1,6 +1,6 @@
 -- nsys_ncu_match: every kernel of an Nsight Systems run with the FLOPs and bytes of its Nsight Compute twin from
 -- another run of the same program. ncu measures what a kernel does (in isolated replay); nsys when it really ran.
--- Matching: (nvtx_path, kernel name, occurrence index) first; kernels left over on either side by (name,
+-- Matching: (nvtx_path, kernel name, occurrence index in launch order) first; kernels left over on either side by (name,
 -- occurrence index); remaining nsys launches of a kernel name ncu profiled (ncu usually profiles a subset, e.g.
 -- --launch-count) take the mean per launch of that name. So per layer, FLOPs/bytes = ncu's per-launch values
 -- scaled by nsys's launch counts, and time = nsys's real durations (time-weighted per-layer roofline).
@@ -10,7 +10,10 @@
 --   ncu_kernel_id        kernel_id in the ncu run (NULL for name_mean and unmatched)
 --   match                path_name_occurrence | name_occurrence | name_mean | NULL (unmatched)
 WITH n AS (
-    SELECT *, row_number() OVER (PARTITION BY coalesce(nvtx_path, ''), name ORDER BY start_ns, kernel_id) AS occ
+    -- launch order (as ncu profiles them), not GPU start order, which streams interleave
+    SELECT *, row_number() OVER (
+        PARTITION BY coalesce(nvtx_path, ''), name ORDER BY launch_start_ns NULLS LAST, correlation_id, kernel_id
+    ) AS occ
     FROM kernels WHERE run_id = $nsys_run
 ),
 c AS (
@@ -22,7 +25,9 @@ m1 AS (
     FROM n JOIN c ON coalesce(n.nvtx_path, '') = coalesce(c.nvtx_path, '') AND n.name = c.name AND n.occ = c.occ
 ),
 n2 AS (
-    SELECT kernel_id, name, row_number() OVER (PARTITION BY name ORDER BY start_ns, kernel_id) AS occ
+    SELECT kernel_id, name, row_number() OVER (
+        PARTITION BY name ORDER BY launch_start_ns NULLS LAST, correlation_id, kernel_id
+    ) AS occ
     FROM n WHERE kernel_id NOT IN (SELECT nk FROM m1)
 ),
 c2 AS (

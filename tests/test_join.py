@@ -81,7 +81,13 @@ def test_time_weighted_layers(store: Store) -> None:
     p1 = rows[P1]
     assert p1["launches"] == 4 and p1["kernel_time_ns"] == 7000.0
     assert p1["flops_fp32"] == 100 + 110 + 105  # E has no counters: not 0, left out of the sum
-    assert p1["flops_per_s"] == pytest.approx((100 + 110 + 105) * 1e9 / 7000)
+    # E (no counters) is left out of FLOPs and of the time they are divided by, and the layer says so
+    assert (p1["launches_with_counters"], p1["counted_time_ns"], p1["counters_complete"]) == (
+        3,
+        3000.0,
+        False,
+    )
+    assert p1["flops_per_s"] == pytest.approx((100 + 110 + 105) * 1e9 / 3000)
     assert rows[P3]["flops_fp32"] == 300.0 and rows[P3]["ai_dram"] == 10.0
     # without --with the nsys run has no counters at all
     plain = {r["layer"]: r for r in queries.layers(store, "d", depth=2)["table"].to_pylist()}
@@ -95,6 +101,10 @@ def test_layer_points_and_chart(store: Store, tmp_path: Path) -> None:
     p2 = next(r for r in dominant if r["name"] == P2)
     assert p2["ai_dram"] == 10.0 and p2["achieved_flops_per_s"] == pytest.approx(200 * 1e9 / 2000)
     assert p2["attainable_dram"] == pytest.approx(min(1e13, 10.0 * 1e12))
+    assert p2["attainable_l1"] is None  # no L1 roof: not "at peak"
+    assert p2["bound"] == "FP32" and p2["fraction_of_roof"] == pytest.approx(1e8 / 1e13)
+    p1 = next(r for r in dominant if r["name"] == P1)
+    assert p1["flags"] == ["counters_incomplete"]
     out = tmp_path / "layers.svg"
     r = CliRunner().invoke(
         app,
