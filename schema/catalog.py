@@ -80,7 +80,8 @@ BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
             section_re=r"^l1tex__m_xbar2l1tex_read_bytes\.",
         ),
         ByteFamily("lts__t_bytes", 1, "lts", method="nersc"),
-        ByteFamily("lts__t_sectors", 32, "lts", method="nersc"),  # 32-byte sectors: what --set full keeps on Hopper
+        # 32-byte sectors: what --set full keeps on Hopper
+        ByteFamily("lts__t_sectors", 32, "lts", method="nersc"),
     ],
     "bytes_l1": [
         ByteFamily(
