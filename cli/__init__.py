@@ -319,6 +319,35 @@ def _print_match(m: dict[str, Any]) -> None:
         typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {row['name'][:100]}")
 
 
+@app.command()
+@_guard
+def check(
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id or unique prefix (default: every run).")
+    ] = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Physics checks: points above their roof, AI order violated, GEMMs without FLOPs, NaN durations, zero or
+    missing peaks, instrumented durations, NVTX coverage under 90 %."""
+    from rooflake import queries
+    from rooflake.store import Store
+
+    if fmt is Fmt.parquet and out is None:
+        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    st = Store(store)
+    where, params = ("WHERE run_id = $run_id", {"run_id": st.resolve(run_id)}) if run_id else ("", {})
+    table = queries.execute(
+        st, f'SELECT * FROM physics_checks {where} ORDER BY run_id, kernel_id NULLS FIRST, "check"', params
+    )
+    _emit(table, fmt, out)
+    if fmt is Fmt.table and out is None:
+        typer.echo(f"{table.num_rows} finding(s)")
+
+
 class By(str, Enum):
     kernel = "kernel"
     layer = "layer"

@@ -125,3 +125,30 @@ def test_every_query_has_a_documented_header() -> None:
         sql = queries.load(name)
         assert sql.startswith(f"-- {name}: ")
         assert "-- Columns:" in sql
+
+
+def test_physics_checks(con) -> None:
+    rows = con.execute('SELECT kernel_id, "check" FROM physics_checks ORDER BY 1, 2').fetchall()
+    # kernel 4 runs at 1e15 FLOP/s against a 1 TFLOP/s DRAM roof; kernel 5 has a NaN duration
+    assert (4, "above_roof") in rows and (5, "nan_duration") in rows
+    # kernel 2 (L2-bound): AI_L1 0.1 = AI_L2 0.1 <= AI_DRAM 10: in order; kernel 0 too
+    assert not [r for r in rows if r[1] == "ai_order_violated"]
+    assert {r[1] for r in rows} <= {"above_roof", "nan_duration", "missing_roof"}
+    # kernels 4 and 5 have DRAM bytes only: no missing roof; every kernel's levels have roofs here
+    assert not [r for r in rows if r[1] == "missing_roof"]
+
+
+def test_physics_checks_on_other_findings(tmp_path: Path) -> None:
+    kernels = [
+        {"kernel_id": 0, "name": "sgemm", "duration_ns": 100.0, "flops_fp32": 1e6, "bytes_l1": 1e3, "bytes_l2": 1e4,
+         "bytes_dram": 1e2, "flags": ["gemm_without_flops"]},
+    ]  # fmt: skip
+    ceilings = [
+        {"kernel_id": 0, "ceiling": "DRAM", "value": 0.0},
+        {"kernel_id": 0, "ceiling": "FP32", "value": 1e13},
+    ]
+    tiny_run(tmp_path, "e" * 16, kernels, ceilings)
+    con = queries.connect(Store(tmp_path))
+    checks = {c for (c,) in con.execute('SELECT "check" FROM physics_checks').fetchall()}
+    # a zero DRAM peak also puts the point above its (zero) roof: both are reported
+    assert checks == {"ai_order_violated", "gemm_without_flops", "zero_peak", "missing_roof", "above_roof"}
