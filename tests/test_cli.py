@@ -107,3 +107,15 @@ def test_empty_store_answers_with_empty_views(tmp_path: Path) -> None:
 def test_version() -> None:
     r = invoke("--version")
     assert r.exit_code == 0 and r.stdout.startswith("rooflake ")
+
+
+def test_check_on_real_reports(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    for name in ("flyinglandlord", "AlpriElse"):
+        assert invoke("ingest", str(fixture(name)), "--store", str(store)).exit_code == 0
+    r = invoke("check", "--store", str(store), "-f", "json")
+    assert r.exit_code == 0
+    found = {(row["check"], row["name"]) for row in json.loads(r.stdout)}
+    # the H800 flash-attention action whose replay failed, and the H100 silu kernels whose L2 counter leaves out writes
+    assert any(c == "nan_duration" and "flash_fwd_kernel" in (n or "") for c, n in found)
+    assert any(c == "ai_order_violated" and n.startswith("silu_kernel_vector") for c, n in found)
