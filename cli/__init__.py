@@ -348,6 +348,76 @@ def check(
         typer.echo(f"{table.num_rows} finding(s)")
 
 
+class CompareFmt(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command()
+@_guard
+def compare(
+    base_run: Annotated[str, typer.Argument(help="The baseline run (id or unique prefix).")],
+    new_run: Annotated[str, typer.Argument(help="The run to compare with it.")],
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="NVTX depth of a layer.")] = 1,
+    fmt: Annotated[CompareFmt, typer.Option("--format", "-f", help="Output format.")] = CompareFmt.table,
+    fail_if_slower: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-slower",
+            min=0,
+            help="Exit 3 when total or any layer's GPU time grew by more than PCT %.",
+        ),
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Compare two runs per layer and per kernel: time, FLOP/s, AI, bound, share; new and removed kernels."""
+    from rooflake import queries
+    from rooflake.cli.output import render_markdown, render_text
+    from rooflake.store import Store
+
+    res = queries.compare(Store(store), base_run, new_run, depth)
+    layers, kernels = res["layers"], res["kernels"]
+    lrows, krows = layers.to_pylist(), kernels.to_pylist()
+
+    def count(rows: list[dict], key: str, value: str) -> int:
+        return sum(1 for r in rows if r[key] == value)
+
+    change = res["time_change"]
+    limit = None if fail_if_slower is None else fail_if_slower / 100
+    slower = [
+        r for r in lrows if r["time_change"] is not None and limit is not None and r["time_change"] > limit
+    ]
+    total_ms = f"{(res['base_time_ns'] or 0) / 1e6:.3f} ms -> {(res['new_time_ns'] or 0) / 1e6:.3f} ms" + (
+        f" ({change:+.1%})" if change is not None else ""
+    )
+    verdict = (
+        f"{res['new_run']} vs {res['base_run']}: total GPU time {total_ms}; layers at depth {depth}: "
+        f"{sum(1 for r in lrows if (r['time_change'] or 0) > 0)} slower, "
+        f"{sum(1 for r in lrows if (r['time_change'] or 0) < 0)} faster, {count(lrows, 'status', 'new')} new, "
+        f"{count(lrows, 'status', 'removed')} removed; kernels: {count(krows, 'status', 'new')} new, "
+        f"{count(krows, 'status', 'removed')} removed"
+    )
+    failed = limit is not None and ((change is not None and change > limit) or bool(slower))
+    if failed:
+        verdict += f"; FAIL: more than {fail_if_slower:g} % slower" + (
+            f" ({', '.join(r['layer'] for r in slower[:5])})" if slower else " in total"
+        )
+    if fmt is CompareFmt.json:
+        typer.echo(json.dumps({"verdict": verdict, "failed": failed, **{k: res[k] for k in ("base_run", "new_run",
+                   "base_time_ns", "new_time_ns", "time_change")}, "layers": lrows, "kernels": krows}, default=str))  # fmt: skip
+    elif fmt is CompareFmt.markdown:
+        typer.echo(
+            f"**{verdict}**\n\n### Layers\n\n{render_markdown(layers)}\n\n### Kernels\n\n{render_markdown(kernels)}"
+        )
+    else:
+        typer.echo(render_text(layers))
+        typer.echo(render_text(kernels.drop_columns(["nvtx_path"])))
+        typer.echo(verdict)
+    if failed:
+        raise typer.Exit(3)
+
+
 class By(str, Enum):
     kernel = "kernel"
     layer = "layer"

@@ -98,3 +98,19 @@ def write_table(table: pa.Table, fmt: str, out: Path | None) -> None:
         sys.stdout.flush()
     else:
         _atomic_write(out, data)
+
+
+def render_markdown(table: pa.Table) -> str:
+    """A GitHub-flavoured Markdown table of every row (floats to 4 significant digits)."""
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v).replace("|", "\\|")
+
+    head = "| " + " | ".join(table.column_names) + " |"
+    rule = "|" + "---|" * table.num_columns
+    body = ["| " + " | ".join(cell(v) for v in row.values()) + " |" for row in table.to_pylist()]
+    return "\n".join([head, rule, *body])

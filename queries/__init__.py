@@ -397,3 +397,43 @@ def _with_bounds(con: Any, rows: Any) -> Any:
         FROM b
         """,
     )
+
+
+def compare(store: Any, base_run: str, new_run: str, depth: int = 1) -> dict[str, Any]:
+    """Compare two runs (queries ``compare_layers`` and ``compare_kernels``).
+
+    Returns ``{"base_run", "new_run", "layers": pa.Table, "kernels": pa.Table, "base_time_ns": float,
+    "new_time_ns": float, "time_change": float | None}`` (total GPU time of kernels and memops; time_change =
+    new / base - 1). Run ids may be prefixes. Raises :class:`RunNotFoundError`, :class:`QueryError`.
+    """
+    import duckdb
+
+    base_run, new_run = store.resolve(base_run), store.resolve(new_run)
+    con = connect(store)
+    p = {"base_run": base_run, "new_run": new_run}
+    try:
+        layers = fetch_arrow(con, load("compare_layers"), {**p, "depth": depth})
+        kernels = fetch_arrow(con, load("compare_kernels"), p)
+        totals = dict(
+            con.execute(
+                """
+                SELECT run_id, sum(t) FROM (
+                    SELECT run_id, duration_ns AS t FROM kernels WHERE NOT isnan(duration_ns)
+                    UNION ALL SELECT run_id, duration_ns FROM memops)
+                WHERE run_id IN ($base_run, $new_run) GROUP BY run_id
+                """,
+                p,
+            ).fetchall()
+        )
+    except duckdb.Error as e:
+        raise QueryError(f"comparing {base_run} and {new_run}: {' '.join(str(e).split())}") from e
+    b, n = totals.get(base_run), totals.get(new_run)
+    return {
+        "base_run": base_run,
+        "new_run": new_run,
+        "layers": layers,
+        "kernels": kernels,
+        "base_time_ns": b,
+        "new_time_ns": n,
+        "time_change": (n / b - 1) if b and n is not None else None,
+    }

@@ -1,0 +1,34 @@
+-- compare_layers: two runs side by side per NVTX layer at one depth (all devices summed): GPU time, launches,
+-- FLOP/s, AI at DRAM, share of GPU time, and the time change. Layers present in one run only are 'new'/'removed'.
+-- Parameters: $base_run, $new_run, $depth.
+-- Columns:
+--   layer                  domain:outer/.../name, or '(no NVTX range)'
+--   status                 both | new | removed
+--   base_time_ns, new_time_ns        ns, GPU time (kernels + memops)
+--   time_change            new / base - 1 (0.1 = 10 % slower); NULL unless in both
+--   base_launches, new_launches      kernel launches
+--   base_flops_per_s, new_flops_per_s            FLOP/s (NULL without counters)
+--   base_ai_dram, new_ai_dram        FLOP/byte
+--   base_share, new_share            share of the run's GPU time
+WITH l AS (
+    SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
+           sum(counted_time_ns) AS ct, sum(bytes_dram) AS q
+    FROM layer_summary WHERE run_id IN ($base_run, $new_run) AND depth = $depth
+    GROUP BY run_id, layer
+),
+s AS (
+    SELECT *, t / sum(t) OVER (PARTITION BY run_id) AS share FROM l
+),
+b AS (SELECT * FROM s WHERE run_id = $base_run),
+n AS (SELECT * FROM s WHERE run_id = $new_run)
+SELECT
+    coalesce(b.layer, n.layer) AS layer,
+    CASE WHEN b.layer IS NULL THEN 'new' WHEN n.layer IS NULL THEN 'removed' ELSE 'both' END AS status,
+    b.t AS base_time_ns, n.t AS new_time_ns,
+    n.t / nullif(b.t, 0) - 1 AS time_change,
+    b.n AS base_launches, n.n AS new_launches,
+    b.f * 1e9 / nullif(b.ct, 0) AS base_flops_per_s, n.f * 1e9 / nullif(n.ct, 0) AS new_flops_per_s,
+    b.f / nullif(b.q, 0) AS base_ai_dram, n.f / nullif(n.q, 0) AS new_ai_dram,
+    b.share AS base_share, n.share AS new_share
+FROM b FULL OUTER JOIN n ON b.layer = n.layer
+ORDER BY greatest(coalesce(b.t, 0), coalesce(n.t, 0)) DESC, layer
