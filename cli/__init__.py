@@ -348,6 +348,30 @@ def check(
         typer.echo(f"{table.num_rows} finding(s)")
 
 
+@app.command()
+@_guard
+def report(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).")],
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Runs ingested within this long: 30m, 24h, 7d (default: all)."),
+    ] = None,
+    runs: Annotated[
+        list[str] | None, typer.Option("--runs", help="These runs (repeatable; overrides --since).")
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option("--where", "-w", help="KEY=VALUE label the runs must carry (repeatable)."),
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers and
+    kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
+    from rooflake.cli.report import build
+
+    typer.echo(build(store, out, since=since, run_ids=runs, where=_parse_labels(where or [], "--where")))
+
+
 class CompareFmt(str, Enum):
     table = "table"
     markdown = "markdown"

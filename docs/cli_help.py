@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-COMMANDS = ["", "ingest", "runs", "sql", "layers", "roofline", "check", "compare"]
+COMMANDS = ["", "ingest", "runs", "sql", "layers", "roofline", "check", "compare", "report"]
 
 
 def help_text(command: str) -> str:

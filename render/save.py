@@ -218,3 +218,8 @@ def save_chart(
     else:
         data = vlc.vegalite_to_svg(spec_json).encode("utf-8")
     _write_atomic(path, data)
+
+
+def spec_dict(chart: Any) -> dict[str, Any]:
+    """The Vega-Lite spec of ``chart`` as a dict (fast path for charts with large top-level datasets)."""
+    return _spec_dict(chart)

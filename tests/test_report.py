@@ -1,0 +1,93 @@
+"""rl report: a self-contained page from fixture runs, rendered in headless Chromium (every chart drawn, no
+console errors), PNG/SVG beside it, atomic and idempotent output."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+
+from _support import fixture
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000",
+]  # fmt: skip
+
+
+def render(page: Path, profile: Path) -> tuple[str, list[str]]:
+    """The DOM after scripts ran, and the page's console messages at warning level or above."""
+    p = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    console = [
+        ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln and not ln.split(":")[2].startswith("INFO")
+    ]
+    return p.stdout, console
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("report")
+    store = tmp / "store"
+    for name, batch in (
+        ("AveryClapp__ESMM-Research__profile_output", "1"),
+        ("AlpriElse", "1"),
+        ("eschnett", "2"),
+    ):
+        r = CliRunner().invoke(
+            app, ["ingest", str(fixture(name)), "--store", str(store), "-l", f"batch={batch}"]
+        )
+        assert r.exit_code == 0, r.stderr
+    r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(tmp / "out")])
+    assert r.exit_code == 0, r.stderr
+    assert "3 runs" in r.stdout
+    return tmp / "out"
+
+
+def test_files(report_dir: Path) -> None:
+    page = (report_dir / "index.html").read_text()
+    assert "<script src" not in page and "cdn" not in page.lower()  # everything inline: opens offline
+    svgs, pngs = sorted((report_dir / "charts").glob("*.svg")), sorted((report_dir / "charts").glob("*.png"))
+    assert len(svgs) == len(pngs) == page.count("class='chart'") >= 3
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
+    assert "physics warnings" in page and "top layers" in page and "kernels without FLOPs" in page
+    assert "compared with the previous run of the same labels" in page  # ESMM then H100 share batch=1
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package chromium)")
+def test_renders_in_chromium(report_dir: Path, tmp_path: Path) -> None:
+    dom, console = render(report_dir / "index.html", tmp_path / "profile")
+    charts = re.findall(r'<div id="(chart-[0-9-]+)" class="chart[^"]*"[^>]*>(.*?)</div>', dom, re.S)
+    assert len(charts) >= 3
+    for div, inner in charts:
+        assert "<svg" in inner and "<path" in inner, f"{div} drew nothing"
+    assert console == []
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package chromium)")
+def test_console_errors_are_detected(tmp_path: Path) -> None:
+    page = tmp_path / "bad.html"
+    page.write_text("<html><body><script>console.error('boom'); undefinedFunction();</script></body></html>")
+    _, console = render(page, tmp_path / "profile")
+    assert console, "the console check cannot see errors"
+
+
+def test_rerun_is_idempotent_and_atomic(report_dir: Path, tmp_path: Path) -> None:
+    first = (report_dir / "index.html").read_bytes()
+    store = report_dir.parent / "store"
+    r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(report_dir)])
+    assert r.exit_code == 0
+    assert (report_dir / "index.html").read_bytes() == first
+    assert not [p for p in report_dir.parent.iterdir() if p.name.startswith(".out.")]  # no temp dirs left
+    r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(report_dir), "--since", "1x"])
+    assert r.exit_code == 1 and r.stderr.startswith("Error: --since")
+    assert (report_dir / "index.html").read_bytes() == first  # a failed run leaves the last report
