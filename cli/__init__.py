@@ -178,6 +178,26 @@ class Fmt(str, Enum):
     parquet = "parquet"
 
 
+class By(str, Enum):
+    kernel = "kernel"
+    layer = "layer"
+
+
+class Level(str, Enum):
+    dram = "dram"
+    l2 = "l2"
+    l1 = "l1"
+    all = "all"
+
+
+class Precision(str, Enum):
+    fp64 = "fp64"
+    fp32 = "fp32"
+    fp16 = "fp16"
+    tensor = "tensor"
+    all = "all"
+
+
 def _emit(table: Any, fmt: Fmt, out: Path | None) -> None:
     from rooflake.cli.output import write_table
 
@@ -372,6 +392,37 @@ def report(
     typer.echo(build(store, out, since=since, run_ids=runs, where=_parse_labels(where or [], "--where")))
 
 
+@app.command()
+@_guard
+def trajectory(
+    vary: Annotated[str, typer.Option("--vary", help="The run label that varies (e.g. batch).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .html, .png or .svg.")] = Path(
+        "trajectory.html"
+    ),
+    where: Annotated[
+        list[str] | None,
+        typer.Option("--where", "-w", help="KEY=VALUE label the runs must carry (repeatable)."),
+    ] = None,
+    layer: Annotated[
+        str | None,
+        typer.Option("--layer", help="Regex the layer (--by layer) or the kernel's NVTX path must match."),
+    ] = None,
+    level: Annotated[Level, typer.Option("--level", help="Memory level of the AI axis.")] = Level.dram,
+    by: Annotated[By, typer.Option("--by", help="One trajectory per NVTX layer or per kernel.")] = By.layer,
+    depth: Annotated[
+        int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
+    ] = 1,
+    store: StoreOpt = None,
+) -> None:
+    """Roofline trajectories: each layer's or kernel's (AI, FLOP/s) across runs that differ in one label."""
+    from rooflake.cli.trajectory import draw_trajectory
+
+    if out.suffix.lower() not in (".html", ".png", ".svg"):
+        raise typer.BadParameter(f"{out}: use a .html, .png or .svg file", param_hint="--out")
+    where_labels = _parse_labels(where or [], "--where")
+    typer.echo(draw_trajectory(store, vary, out, where_labels, layer, level.value, by.value, depth))
+
+
 class CompareFmt(str, Enum):
     table = "table"
     markdown = "markdown"
@@ -440,26 +491,6 @@ def compare(
         typer.echo(verdict)
     if failed:
         raise typer.Exit(3)
-
-
-class By(str, Enum):
-    kernel = "kernel"
-    layer = "layer"
-
-
-class Level(str, Enum):
-    dram = "dram"
-    l2 = "l2"
-    l1 = "l1"
-    all = "all"
-
-
-class Precision(str, Enum):
-    fp64 = "fp64"
-    fp32 = "fp32"
-    fp16 = "fp16"
-    tensor = "tensor"
-    all = "all"
 
 
 @app.command()

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-COMMANDS = ["", "ingest", "runs", "sql", "layers", "roofline", "check", "compare", "report"]
+COMMANDS = ["", "ingest", "runs", "sql", "layers", "roofline", "check", "compare", "report", "trajectory"]
 
 
 def help_text(command: str) -> str:

@@ -3,6 +3,7 @@
 from rooflake.render.roofline import LEVELS, PRECISIONS, roofline_chart
 from rooflake.render.save import SAVE_SUFFIXES, save_chart
 from rooflake.render.tables import zero_flop_table
+from rooflake.render.trajectory import trajectory_chart
 
 __all__ = [
     "LEVELS",
@@ -10,5 +11,6 @@ __all__ = [
     "SAVE_SUFFIXES",
     "roofline_chart",
     "save_chart",
+    "trajectory_chart",
     "zero_flop_table",
 ]
