@@ -1,0 +1,155 @@
+"""``rl ingest``, ``rl runs``, ``rl sql``: getting runs into the store and asking it questions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rooflake.cli.common import (
+    FP16,
+    Fmt,
+    StoreOpt,
+    _emit,
+    _err,
+    _guard,
+    _parse_labels,
+    app,
+)
+
+
+@app.command()
+@_guard
+def ingest(
+    paths: Annotated[
+        list[str], typer.Argument(help="Report files, directories (searched recursively) or globs.")
+    ],
+    store: StoreOpt = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable)."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace runs that are already in the store.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per file instead of text.")
+    ] = False,
+    fp16: Annotated[
+        FP16,
+        typer.Option("--fp16", help="FP16 FLOP factors: ncu (hadd 2, hmul 2, hfma 4) or nersc (1, 1, 2)."),
+    ] = FP16.ncu,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")
+    ] = None,
+) -> None:
+    """Ingest Nsight Compute reports (.ncu-rep) and Nsight Systems exports (.sqlite, .nsys-rep), one run per file.
+
+    The format is detected from each file's first bytes. Re-ingesting the same file is a no-op unless --force.
+    """
+    from rooflake.ingest import expand_paths, ingest_paths
+
+    labels = _parse_labels(label or [])
+    files = expand_paths(paths)
+    results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
+    failed = 0
+    if len(files) > 1:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("ingesting", total=len(files))
+            for r in results:  # on a terminal, rich shows stdout lines above the bar
+                failed += _print_result(r, as_json)
+                bar.advance(task)
+    else:
+        for r in results:
+            failed += _print_result(r, as_json)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_result(r: Any, as_json: bool) -> int:
+    if r.status == "error":
+        _err(r.error)
+        return 1
+    if as_json:
+        line = json.dumps(r.as_dict())
+    elif r.status == "exists":
+        line = f"exists    {r.run_id}  already in the store (use --force to replace)  {r.path}"
+    else:
+        counts = (
+            f"{r.kernels} kernels  {r.metrics} metrics"
+            if r.ranges is None
+            else f"{r.kernels} kernels  {r.ranges} NVTX ranges"
+        )
+        line = f"{r.status:<9} {r.run_id}  {counts}  {r.gpu_name or 'GPU unknown'}  {r.path}"
+        if r.note:
+            line += f"  ({r.note})"
+    typer.echo(line)
+    return 0
+
+
+@app.command()
+@_guard
+def runs(
+    store: StoreOpt = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+) -> None:
+    """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
+    from rooflake.store import Store, fetch_arrow
+
+    if fmt is Fmt.parquet:
+        raise typer.BadParameter(
+            "rl runs prints; for Parquet use rl sql 'SELECT * FROM runs' -f parquet -o FILE"
+        )
+
+    con = Store(store).connect()
+    table = fetch_arrow(
+        con,
+        """
+        SELECT run_id, regexp_extract(source_path, '[^/]*$') AS source, gpu_name, n_kernels AS kernels,
+               array_to_string(list_transform(map_entries(labels), lambda e: e.key || '=' || e.value), ',') AS labels,
+               strftime(ingested_at, '%Y-%m-%d %H:%M:%S') AS ingested_at
+        FROM runs ORDER BY ingested_at, run_id
+        """,
+    )
+    _emit(table, fmt, None)
+
+
+@app.command()
+@_guard
+def sql(
+    query: Annotated[
+        str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")
+    ] = None,
+    store: StoreOpt = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable)."),
+    ] = None,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the named queries (also usable as views).")
+    ] = False,
+) -> None:
+    """Run DuckDB SQL over the store. Every named query (rl sql --list) is also a view."""
+    from rooflake import queries
+    from rooflake.store import Store
+
+    if list_:
+        for name in queries.names():
+            typer.echo(f"{name:<18} {queries.header(name)}")
+        return
+    if not query:
+        raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
+    if fmt is Fmt.parquet and out is None:
+        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    params = _parse_labels(param or [], "--param") if param else {}
+    table = queries.execute(Store(store), query, params)
+    _emit(table, fmt, out)
