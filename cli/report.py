@@ -49,7 +49,7 @@ def build(
             sec["charts"].append(("hierarchical roofline", chart))
         except RooflakeError as e:
             sec["notes"].append(f"no roofline: {e}")
-        sec.update(_time_view(store, rid, sec["notes"]))
+        sec["charts"] += _time_view(store, rid, sec["notes"]).get("extra_charts", [])
         zero = zero_flop_table(t["points"]) if t["points"].num_rows else None
         if zero is not None and zero.height:
             share = zero["total_share_of_time"][0] if "total_share_of_time" in zero.columns else None
@@ -71,5 +71,13 @@ def build(
 
 
 def _time_view(store: Any, run_id: str, notes: list[str]) -> dict[str, Any]:
-    """The time-based roofline section of a run, where the time-roofline module is available."""
-    return {}
+    """The time-based roofline chart of a run (Wang et al.), or a note saying why there is none."""
+    from rooflake.cli.time_roofline import draw_time
+    from rooflake.schema import RooflakeError
+
+    try:
+        chart = draw_time(store.root, run_id, None)
+    except (RooflakeError, ValueError) as e:
+        notes.append(f"no time-based roofline: {e}")
+        return {}
+    return {"extra_charts": [("time-based roofline", chart)]}

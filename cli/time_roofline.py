@@ -72,7 +72,7 @@ def time_rows(store: Any, run_id: str, launch_overhead_ns: float, source: str) -
 def draw_time(
     store_dir: Path | None,
     run_id: str | None,
-    out: Path,
+    out: Path | None,
     by: str = "kernel",
     depth: int = 1,
     launch_overhead_ns: float | None = None,
@@ -81,6 +81,7 @@ def draw_time(
     """Draw the time-based roofline of ``run_id`` (None = the latest run) into ``out`` (.html, .png, .svg): time vs
     FLOPs and vs bytes at ``level`` with the bound lines and the t_o floor, above the complexity plane; one point
     per kernel, or per NVTX layer at ``depth`` with ``by='layer'``. t_o: see :func:`launch_overhead`.
+    With ``out=None`` nothing is written and the chart itself is returned (for the report).
 
     Returns the one-line summary the CLI prints (it names t_o and its source). Raises :class:`RunNotFoundError`,
     :class:`RooflineDataError` (no kernel has FLOPs, bytes and a duration: the message says how to collect them),
@@ -141,6 +142,8 @@ def draw_time(
     if by == "layer":
         title += f" · NVTX layers at depth {depth}"
     chart = time_roofline_chart(points, ceilings, level=level, title=title)
+    if out is None:  # the report embeds the chart itself
+        return chart  # type: ignore[return-value]
     save_chart(chart, out)
     drawn = points.filter(pl.col("t_min_ns").is_not_null())
     bounds = drawn.get_column("bound").value_counts(sort=True).iter_rows()

@@ -258,6 +258,20 @@ def roofline(
         str | None,
         typer.Option("--with", help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes."),
     ] = None,
+    time: Annotated[
+        bool,
+        typer.Option(
+            "--time", help="Time-based roofline (Wang et al.): time vs FLOPs/bytes, complexity plane."
+        ),
+    ] = False,
+    launch_overhead: Annotated[
+        float | None,
+        typer.Option(
+            "--launch-overhead",
+            help="With --time: launch overhead t_o in ns (default: derived from an nsys run of this run or the "
+            "same GPU, else 1000).",
+        ),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report."""
@@ -265,6 +279,27 @@ def roofline(
 
     if out.suffix.lower() not in (".html", ".png", ".svg"):
         raise typer.BadParameter(f"{out}: use a .html, .png or .svg file", param_hint="--out")
+    if time:
+        from rooflake.cli.time_roofline import draw_time
+
+        if with_run is not None:
+            raise typer.BadParameter("--with is not supported with --time", param_hint="--with")
+        if level is Level.all:
+            raise typer.BadParameter(
+                "--time draws one level: use --level dram, l2 or l1", param_hint="--level"
+            )
+        typer.echo(
+            draw_time(
+                store,
+                run_id,
+                out,
+                by=by.value,
+                depth=depth,
+                launch_overhead_ns=launch_overhead,
+                level=level.value,
+            )
+        )
+        return
     if with_run is not None and by is By.kernel:
         raise typer.BadParameter("--with needs --by layer", param_hint="--with")
     summary = draw(

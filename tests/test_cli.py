@@ -119,3 +119,22 @@ def test_check_on_real_reports(tmp_path: Path) -> None:
     # the H800 flash-attention action whose replay failed, and the H100 silu kernels whose L2 counter leaves out writes
     assert any(c == "nan_duration" and "flash_fwd_kernel" in (n or "") for c, n in found)
     assert any(c == "ai_order_violated" and n.startswith("silu_kernel_vector") for c, n in found)
+
+
+def test_time_roofline_cli(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    invoke("ingest", str(A10G), "--store", str(store))
+    r = invoke(
+        "roofline",
+        "--time",
+        "--launch-overhead",
+        "2000",
+        "--out",
+        str(tmp_path / "t.svg"),
+        "--store",
+        str(store),
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "t_o = 2 µs (option)" in r.stdout and "bounds: FP32 4" in r.stdout
+    r = invoke("roofline", "--time", "--level", "all", "--store", str(store))
+    assert r.exit_code == 2

@@ -60,6 +60,7 @@ def test_files(report_dir: Path) -> None:
     assert len(svgs) == len(pngs) == page.count("class='chart'") >= 3
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
     assert "physics warnings" in page and "top layers" in page and "kernels without FLOPs" in page
+    assert "time-based roofline" in page
     assert "compared with the previous run of the same labels" in page  # ESMM then H100 share batch=1
 
 

@@ -1,0 +1,652 @@
+"""Time-based roofline charts (Altair / Vega-Lite specs): rows of the ``time_roofline`` query in, charts out.
+
+Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline for Deep Learning Performance Analysis", arXiv
+2009.04598 (DESIGN.md section 5): a kernel with F FLOPs and Q_l bytes at level l takes at least
+T_min = max(F / P, Q_l / W_l, t_o); s = T / T_min is its inefficiency. Two views:
+
+- :func:`time_vs_complexity_chart`: measured time T against FLOPs (left) and against bytes at one level (right),
+  log-log, with the bound line of every ceiling (T = F / P for compute ceilings, T = Q / W for bandwidth ceilings)
+  and the launch-overhead floor T = t_o.
+- :func:`complexity_plane_chart`: FLOPs (y) against bytes (x), log-log, with iso-AI diagonals, the ridge diagonal
+  F = (P / W) Q of each compute x bandwidth ceiling pair, and the overhead box F < P t_o, Q < W t_o, inside which a
+  kernel is launch-bound whatever it does.
+
+Everything computed (T_min, s, bound) comes from the query; this module only reshapes rows and draws the geometry
+of the lines. Filled marks are measured, hollow marks ideal; saving is :func:`rooflake.render.save.save_chart`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from rooflake.render.roofline import _decades, _si
+from rooflake.render.tables import (
+    _CEILING_OPTIONAL,
+    _CEILING_REQUIRED,
+    _LEVEL_LABEL,
+    _PRECISION_CEILINGS,
+    Table,
+    _conform,
+    _duration,
+    _frame,
+    _pick_ceilings,
+    _positive,
+    _truncate,
+    _values,
+)
+from rooflake.schema import RooflineDataError
+
+__all__ = ["TIME_LEVELS", "complexity_plane_chart", "time_roofline_chart", "time_vs_complexity_chart"]
+
+#: ``level`` arguments: the memory level of the bytes axis.
+TIME_LEVELS = ("dram", "l2", "l1")
+
+_ROW_REQUIRED = ("run_id", "name", "duration_ns", "flops", "t_min_ns", "launch_overhead_ns")
+_ROW_OPTIONAL: dict[str, pl.DataType] = {
+    "level": pl.String(),
+    "kernel_id": pl.Int64(),
+    "depth": pl.Int64(),
+    "short_name": pl.String(),
+    "precision": pl.String(),
+    "n_kernels": pl.Int64(),
+    "inefficiency": pl.Float64(),
+    "bound": pl.String(),
+    "overhead_floor_ns": pl.Float64(),
+    "launch_overhead_source": pl.String(),
+    "compute_time_ns": pl.Float64(),
+    "below_bound": pl.Boolean(),
+    "flags": pl.List(pl.String()),
+    **{f"bytes_{lv}": pl.Float64() for lv in TIME_LEVELS},
+    **{f"{lv}_time_ns": pl.Float64() for lv in TIME_LEVELS},
+}
+# bound -> marker shape (hollow = ideal, filled = measured)
+_BOUND_SHAPE = {
+    "FP64": "circle",
+    "FP32": "circle",
+    "FP16": "circle",
+    "TENSOR": "circle",
+    "DRAM": "square",
+    "L2": "triangle-up",
+    "L1": "triangle-down",
+    "launch_overhead": "diamond",
+}
+_FLAG_STROKE = "#e31a1c"
+_FLOOR_COLOR = "#d95f02"
+_ROOF_COLOR = "#333333"
+_W, _H = 430, 340
+
+
+# --------------------------------------------------------------------------------------------------- rows
+
+
+def _points(rows: Table, level: str) -> tuple[pl.DataFrame, float, str]:
+    """Conformed point rows (one per kernel or layer) with display columns, t_o (ns) and its source."""
+    if level not in TIME_LEVELS:
+        raise ValueError(f"unknown level {level!r} (choose one of: {', '.join(TIME_LEVELS)})")
+    df = _conform(_frame(rows, "rows"), _ROW_REQUIRED, _ROW_OPTIONAL, "rows (time_roofline rows)")
+    t_o_values = df.get_column("launch_overhead_ns").drop_nulls().unique().to_list()
+    if len(t_o_values) > 1:
+        raise ValueError(f"rows use {len(t_o_values)} launch overheads: pass the rows of one query call")
+    t_o = float(t_o_values[0]) if t_o_values else float("nan")
+    source = next(iter(df.get_column("launch_overhead_source").drop_nulls().to_list()), None) or "?"
+    is_layer = pl.col("level").fill_null("kernel") == "layer"
+    name = pl.col("name").cast(pl.String)
+    label = (
+        pl.when(is_layer & (name.str.len_chars() > 40))
+        .then("…" + name.str.slice(-39))
+        .when(is_layer)
+        .then(name)
+        .otherwise(pl.coalesce(pl.col("short_name"), _truncate(name, 40)))
+    )
+    flags = pl.col("flags").cast(pl.List(pl.String)).list.join(", ").fill_null("")
+    s = pl.col("inefficiency")
+    df = df.with_row_index("point").with_columns(
+        label.alias("kernel"),
+        _truncate(name).alias("name"),
+        flags.alias("flags"),
+        (pl.col("duration_ns") * 1e-9).alias("time_s"),
+        (pl.col("t_min_ns") * 1e-9).alias("t_min_s"),
+        (pl.col("overhead_floor_ns") * 1e-9).alias("floor_s"),
+        pl.col(f"bytes_{level}").alias("bytes"),
+        pl.col(f"{level}_time_ns").alias("level_time_ns"),
+        (pl.col(f"bytes_{level}") * s).alias("bytes_at_t"),
+        (pl.col("flops") * s).alias("flops_at_t"),
+        (pl.col("below_bound").fill_null(False) | (flags != "")).alias("flagged"),
+        pl.col("bound").fill_null("unknown"),
+    )
+    # one colour per row: kernels sharing a short name (several launches) get their kernel id appended
+    shared = (pl.len().over("kernel") > 1) & pl.col("kernel_id").is_not_null()
+    df = df.with_columns(
+        pl.when(shared)
+        .then(pl.col("kernel") + " #" + pl.col("kernel_id").cast(pl.String))
+        .otherwise(pl.col("kernel"))
+        .alias("kernel")
+    )
+    return df, t_o, source
+
+
+def _drawable(*cols: str) -> pl.Expr:
+    """The row has a measured T, a T_min and every column of ``cols`` > 0."""
+    expr = _positive("time_s") & _positive("t_min_s")
+    for c in cols:
+        expr = expr & _positive(c)
+    return expr
+
+
+def _log_span(values: list[float], pad: float = 0.5) -> tuple[float, float]:
+    """Decade-aligned range around ``values`` (> 0), padded by ``pad`` decades."""
+    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not vals:
+        return 1.0, 10.0
+    lo = 10.0 ** math.floor(math.log10(min(vals)) - pad)
+    hi = 10.0 ** math.ceil(math.log10(max(vals)) + pad)
+    return lo, hi
+
+
+def _precisions(pts: pl.DataFrame) -> list[str]:
+    found = set(pts.get_column("precision").drop_nulls().to_list())
+    if "mixed" in found:
+        found |= set(_PRECISION_CEILINGS)
+    return [p for p in _PRECISION_CEILINGS if p in found]
+
+
+def _ceiling_frame(ceilings: Table) -> pl.DataFrame:
+    ceil = _conform(
+        _frame(ceilings, "ceilings"), _CEILING_REQUIRED, _CEILING_OPTIONAL, "ceilings (run_ceilings rows)"
+    )
+    runs = ceil.get_column("run_id").drop_nulls().unique().to_list()
+    if len(runs) > 1:
+        raise ValueError(
+            f"ceilings hold {len(runs)} runs ({', '.join(sorted(runs))}): pass the rows of one run"
+        )
+    return ceil
+
+
+# --------------------------------------------------------------------------------------------------- geometry
+
+
+def _line(
+    label: str, kind: str, k: float, x: tuple[float, float], y: tuple[float, float]
+) -> list[dict[str, Any]]:
+    """Endpoints of y = k * x (a slope-1 line on log-log axes) clipped to the box x by y; [] if it misses."""
+    x0, x1 = max(x[0], y[0] / k), min(x[1], y[1] / k)
+    if x0 >= x1:
+        return []
+    return [
+        {"label": label, "kind": kind, "x": x0, "y": k * x0},
+        {"label": label, "kind": kind, "x": x1, "y": k * x1},
+    ]
+
+
+def _hline(label: str, kind: str, v: float, x: tuple[float, float]) -> list[dict[str, Any]]:
+    return [
+        {"label": label, "kind": kind, "x": x[0], "y": v},
+        {"label": label, "kind": kind, "x": x[1], "y": v},
+    ]
+
+
+def _angle(x: tuple[float, float], y: tuple[float, float], width: int, height: int) -> float:
+    """Text angle (degrees, Vega convention) of a slope-1 line on these log-log axes."""
+    xd, yd = math.log10(x[1] / x[0]), math.log10(y[1] / y[0])
+    return -math.degrees(math.atan((height / yd) / (width / xd)))
+
+
+def _labels(lines: list[dict[str, Any]], angle: float) -> list[dict[str, Any]]:
+    """One text per line near its upper end (sloped lines follow the slope; horizontal ones lie flat)."""
+    out = []
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for r in lines:
+        by_label.setdefault(r["label"], []).append(r)
+    for label, (a, b) in ((k, (v[0], v[-1])) for k, v in by_label.items()):
+        flat = a["y"] == b["y"]
+        # 85 % of the way along the line, in log space
+        t = 0.97 if flat else 0.85
+        x = a["x"] ** (1 - t) * b["x"] ** t
+        y = a["y"] ** (1 - t) * b["y"] ** t
+        out.append({"text": label, "kind": a["kind"], "x": x, "y": y, "angle": 0.0 if flat else angle % 360})
+    return out
+
+
+def _line_layers(
+    name: str, ax: _LogAxis, ay: _LogAxis, lines: list[dict[str, Any]], angle: float, colors: dict[str, str]
+) -> tuple[list[alt.Chart], dict[str, Any]]:
+    """Line and label layers, and their datasets ``rl_<name>_lines`` (label, kind, x, y, color, dash) and
+    ``rl_<name>_labels`` (text, kind, x, y, angle, color). Colours and dashes are per row (identity scales), so
+    they never share a scale with the points' kernel colours."""
+    styled = [{**r, "color": colors[r["kind"]], "dash": _DASH[r["kind"]]} for r in lines]
+    labels = [{**r, "color": colors[r["kind"]]} for r in _labels(lines, angle)]
+    x_enc, y_enc = ax.x("x"), ay.y("y")
+    line = (
+        alt.Chart(alt.NamedData(name=f"rl_{name}_lines"), name=f"{name}_lines")
+        .mark_line(clip=True, strokeWidth=1.6)
+        .encode(
+            x=x_enc,
+            y=y_enc,
+            detail="label:N",
+            color=alt.Color("color:N", scale=None),
+            strokeDash=alt.StrokeDash("dash:N", scale=None),
+            tooltip=[alt.Tooltip("label:N", title="line")],
+        )
+    )
+    text = (
+        alt.Chart(alt.NamedData(name=f"rl_{name}_labels"), name=f"{name}_labels")
+        .mark_text(align="right", baseline="bottom", dy=-3, fontSize=10, clip=True)
+        .encode(
+            x=x_enc,
+            y=y_enc,
+            text="text:N",
+            angle=alt.Angle("angle:Q", scale=None),
+            color=alt.Color("color:N", scale=None),
+        )
+    )
+    return [line, text], {f"rl_{name}_lines": styled, f"rl_{name}_labels": labels}
+
+
+_DASH = {
+    "compute": [1, 0],
+    "bandwidth": [1, 0],
+    "overhead": [5, 3],
+    "iso-AI": [2, 3],
+    "ridge": [6, 3],
+}
+
+
+def _point_layers(
+    name: str,
+    x_field: str,
+    y_field: str,
+    ideal_x: str,
+    ideal_y: str,
+    ax: _LogAxis,
+    ay: _LogAxis,
+    bounds: list[str],
+) -> list[alt.Chart]:
+    """Rule from measured to ideal, hollow ideal mark, filled measured mark (one per row of rl_<name>_points)."""
+    data = alt.NamedData(name=f"rl_{name}_points")
+    color = alt.Color("kernel:N", title="Kernel / layer", legend=alt.Legend(labelLimit=260, symbolLimit=20))
+    shape = alt.Shape(
+        "bound:N",
+        title="Bound (○ ideal, ● measured)",
+        scale=alt.Scale(domain=bounds, range=[_BOUND_SHAPE.get(b, "cross") for b in bounds]),
+    )
+    tooltip = [
+        alt.Tooltip("name:N", title="name"),
+        alt.Tooltip("bound:N", title="bound"),
+        alt.Tooltip("duration_ns:Q", title="T (ns)", format=",.0f"),
+        alt.Tooltip("t_min_ns:Q", title="T_min (ns)", format=",.0f"),
+        alt.Tooltip("inefficiency:Q", title="s = T / T_min", format=".3~f"),
+        alt.Tooltip("flops:Q", title="F (FLOP)", format=".4~s"),
+        alt.Tooltip("bytes:Q", title="Q (byte)", format=".4~s"),
+        alt.Tooltip("compute_time_ns:Q", title="F / P (ns)", format=",.1f"),
+        alt.Tooltip("level_time_ns:Q", title="Q / W (ns)", format=",.1f"),
+        alt.Tooltip("overhead_floor_ns:Q", title="overhead floor (ns)", format=",.0f"),
+        alt.Tooltip("precision:N", title="pipe"),
+        alt.Tooltip("flags:N", title="flags"),
+    ]
+    x_enc, y_enc = ax.x(x_field), ay.y(y_field)
+    x_ideal, y_ideal = ax.x(ideal_x), ay.y(ideal_y)
+    return [
+        alt.Chart(data, name=f"{name}_gap")
+        .mark_rule(opacity=0.45, strokeWidth=1.2)
+        .encode(x=x_enc, y=y_enc, x2=alt.X2(f"{ideal_x}:Q"), y2=alt.Y2(f"{ideal_y}:Q"), color=color),
+        alt.Chart(data, name=f"{name}_ideal")
+        .mark_point(filled=False, size=90, strokeWidth=1.6)
+        .encode(x=x_ideal, y=y_ideal, color=color, shape=shape, tooltip=tooltip),
+        alt.Chart(data, name=f"{name}_measured")
+        .mark_point(filled=True, size=100, opacity=0.95)
+        .encode(
+            x=x_enc,
+            y=y_enc,
+            color=color,
+            shape=shape,
+            stroke=alt.condition("datum.flagged", alt.value(_FLAG_STROKE), alt.value("white")),
+            strokeWidth=alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+            tooltip=tooltip,
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class _LogAxis:
+    """A log axis (title, domain) that makes the x or y encoding of any field on it."""
+
+    title: str
+    dom: tuple[float, float]
+
+    def _parts(self) -> dict[str, Any]:
+        return {
+            "scale": alt.Scale(type="log", domain=list(self.dom), nice=False),
+            "axis": alt.Axis(title=self.title, format="~s", values=_decades(*self.dom), grid=True),
+        }
+
+    def x(self, field: str) -> alt.X:
+        return alt.X(f"{field}:Q", **self._parts())
+
+    def y(self, field: str) -> alt.Y:
+        return alt.Y(f"{field}:Q", **self._parts())
+
+
+def _point_cols(df: pl.DataFrame) -> pl.DataFrame:
+    return df.select(
+        "point",
+        "run_id",
+        "kernel_id",
+        "kernel",
+        "name",
+        "precision",
+        "bound",
+        "duration_ns",
+        "t_min_ns",
+        "inefficiency",
+        "flops",
+        "bytes",
+        "compute_time_ns",
+        "level_time_ns",
+        "overhead_floor_ns",
+        "time_s",
+        "t_min_s",
+        "floor_s",
+        "bytes_at_t",
+        "flops_at_t",
+        "flags",
+        "flagged",
+    )
+
+
+def _bounds(df: pl.DataFrame) -> list[str]:
+    present = set(df.get_column("bound").to_list())
+    return [b for b in [*_BOUND_SHAPE, "unknown"] if b in present]
+
+
+def _no_points(df: pl.DataFrame, what: str) -> RooflineDataError:
+    runs = ", ".join(sorted({str(r) for r in df.get_column("run_id").to_list()})) or "?"
+    no_tmin = df.filter(~_positive("t_min_s")).height
+    no_time = df.filter(~_positive("time_s")).height
+    return RooflineDataError(
+        f"run {runs}: nothing to draw on the {what}: of {df.height} row(s), {no_tmin} have no T_min (no FLOP or "
+        f"byte counters with a roof), {no_time} no usable duration, and the rest lack {what.split(' vs ')[-1]}. "
+        "Profile with `ncu --set roofline` (or the SpeedOfLight_Hierarchical*RooflineChart sections)"
+    )
+
+
+# --------------------------------------------------------------------------------------------------- charts
+
+
+def _time_vs_complexity(rows: Table, ceilings: Table, level: str) -> tuple[alt.HConcatChart, dict[str, Any]]:
+    df, t_o, source = _points(rows, level)
+    ceil = _ceiling_frame(ceilings)
+    lv = _LEVEL_LABEL[level]
+    by_f = _point_cols(df.filter(_drawable("flops")))
+    by_q = _point_cols(df.filter(_drawable("bytes")))
+    if by_f.height == 0 and by_q.height == 0:
+        raise _no_points(df, f"time vs FLOPs or {lv} bytes")
+    bw, comp, _missing = _pick_ceilings(ceil, [level], _precisions(df.filter(_drawable())))
+    has_t_o = t_o > 0 and math.isfinite(t_o)
+    t_o_s = t_o * 1e-9 if has_t_o else None
+    times = [
+        *by_f.get_column("time_s").to_list(),
+        *by_f.get_column("t_min_s").to_list(),
+        *by_q.get_column("time_s").to_list(),
+        *by_q.get_column("t_min_s").to_list(),
+        *([t_o_s] if t_o_s else []),
+    ]
+    y_dom = _log_span(times)
+    datasets: dict[str, Any] = {}
+    panels = []
+    for name, pts, x_title, roofs in (
+        (
+            "flops",
+            by_f,
+            "Work F (FLOP)",
+            [(r["ceiling"], "compute", float(r["value"])) for r in comp.iter_rows(named=True)],
+        ),
+        (
+            "bytes",
+            by_q,
+            f"Data moved Q at {lv} (byte)",
+            [(r["ceiling"], "bandwidth", float(r["value"])) for r in bw.iter_rows(named=True)],
+        ),
+    ):
+        x_field = "flops" if name == "flops" else "bytes"
+        # x range: the points, and where each roof crosses the t_o floor (roof * t_o)
+        xs = pts.get_column(x_field).to_list() + ([v * t_o_s for _, _, v in roofs] if t_o_s else [])
+        x_dom = _log_span(xs)
+        lines: list[dict[str, Any]] = []
+        for ceiling, kind, value in roofs:
+            unit = "FLOP/s" if kind == "compute" else "B/s"
+            sym = "F/P" if kind == "compute" else "Q/W"
+            lines += _line(f"T = {sym}, {ceiling} {_si(value, unit)}", kind, 1.0 / value, x_dom, y_dom)
+        if t_o_s:
+            lines += _hline(f"t_o = {_duration(t_o)} ({source})", "overhead", t_o_s, x_dom)
+        angle = _angle(x_dom, y_dom, _W, _H)
+        datasets[f"rl_tc_{name}_points"] = _values(pts)
+        ax, ay = _LogAxis(x_title, x_dom), _LogAxis("Time T (s)", y_dom)
+        layers, line_data = _line_layers(
+            f"tc_{name}",
+            ax,
+            ay,
+            lines,
+            angle,
+            {"compute": _ROOF_COLOR, "bandwidth": _ROOF_COLOR, "overhead": _FLOOR_COLOR},
+        )
+        datasets.update(line_data)
+        layers += _point_layers(f"tc_{name}", x_field, "time_s", x_field, "t_min_s", ax, ay, _bounds(pts))
+        if (df.get_column("n_kernels").fill_null(1) > 1).any():  # layers: each one's n * t_o floor
+            layers.append(
+                alt.Chart(alt.NamedData(name=f"rl_tc_{name}_points"), name=f"tc_{name}_floors")
+                .mark_tick(orient="horizontal", thickness=2, size=16, color=_FLOOR_COLOR, opacity=0.8)
+                .encode(x=ax.x(x_field), y=ay.y("floor_s"))
+            )
+        drawn = f"{pts.height} drawn"
+        panels.append(
+            alt.LayerChart(
+                layer=layers,
+                width=_W,
+                height=_H,
+                title=alt.TitleParams(
+                    f"Time vs {'FLOPs' if name == 'flops' else lv + ' bytes'} ({drawn})",
+                    anchor="start",
+                    fontSize=12,
+                ),
+            )
+        )
+    return alt.HConcatChart(hconcat=panels, spacing=30), datasets
+
+
+def _complexity_plane(
+    rows: Table, ceilings: Table, level: str, title: str | None = None
+) -> tuple[alt.LayerChart, dict[str, Any]]:
+    df, t_o, source = _points(rows, level)
+    ceil = _ceiling_frame(ceilings)
+    lv = _LEVEL_LABEL[level]
+    pts = _point_cols(df.filter(_drawable("flops", "bytes")))
+    if pts.height == 0:
+        raise _no_points(df, f"complexity plane vs FLOPs and {lv} bytes")
+    bw, comp, _missing = _pick_ceilings(ceil, [level], _precisions(pts))
+    has_t_o = t_o > 0 and math.isfinite(t_o)
+    corners = [
+        (
+            float(w["value"]) * t_o * 1e-9,
+            float(p["value"]) * t_o * 1e-9,
+            p["ceiling"],
+            float(p["value"]),
+            float(w["value"]),
+        )
+        for p in comp.iter_rows(named=True)
+        for w in bw.iter_rows(named=True)
+    ]
+    x_dom = _log_span(
+        pts.get_column("bytes").to_list()
+        + pts.get_column("bytes_at_t").to_list()
+        + ([c[0] for c in corners] if has_t_o else [])
+    )
+    y_dom = _log_span(
+        pts.get_column("flops").to_list()
+        + pts.get_column("flops_at_t").to_list()
+        + ([c[1] for c in corners] if has_t_o else [])
+    )
+    lines: list[dict[str, Any]] = []
+    # iso-AI diagonals every decade of AI that crosses the plot (F = AI * Q)
+    ai_lo, ai_hi = y_dom[0] / x_dom[1], y_dom[1] / x_dom[0]
+    for ai in _decades(ai_lo * 10, ai_hi / 10):
+        lines += _line(f"AI {ai:,.0f}" if ai >= 1 else f"AI {ai:g}", "iso-AI", ai, x_dom, y_dom)
+    for _x, _y, name, p, w in corners:
+        lines += _line(f"ridge {name}/{lv} {p / w:.3g} FLOP/B", "ridge", p / w, x_dom, y_dom)
+    boxes = (
+        [
+            {
+                "x": x_dom[0],
+                "x2": x,
+                "y": y_dom[0],
+                "y2": y,
+                "label": f"launch-overhead box ({name}): F < P·t_o = {_si(y, 'FLOP')}, Q < W·t_o = {_si(x, 'B')}",
+            }
+            for x, y, name, _p, _w in corners
+        ]
+        if has_t_o
+        else []
+    )
+    angle = _angle(x_dom, y_dom, 560, 420)
+    datasets: dict[str, Any] = {"rl_cp_boxes": boxes, "rl_cp_points": _values(pts)}
+    ax, ay = _LogAxis(f"Data moved Q at {lv} (byte)", x_dom), _LogAxis("Work F (FLOP)", y_dom)
+    box_layer = (
+        alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box")
+        .mark_rect(
+            color=_FLOOR_COLOR,
+            fillOpacity=0.12,
+            stroke=_FLOOR_COLOR,
+            strokeOpacity=0.7,
+            strokeDash=[5, 3],
+            clip=True,
+        )
+        .encode(x=ax.x("x"), y=ay.y("y"), x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("label:N", title="")])
+    )
+    box_text = (
+        alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box_label")
+        .mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
+        .encode(
+            x=ax.x("x2"),
+            y=ay.y("y2"),
+            text=alt.value(f"t_o box ({_duration(t_o)})"),
+        )
+    )
+    layers = [box_layer, box_text]
+    line_layers, line_data = _line_layers(
+        "cp", ax, ay, lines, angle, {"iso-AI": "#aaaaaa", "ridge": _ROOF_COLOR}
+    )
+    layers += line_layers
+    datasets.update(line_data)
+    layers += _point_layers("cp", "bytes", "flops", "bytes_at_t", "flops_at_t", ax, ay, _bounds(pts))
+    n_launch = pts.filter(pl.col("bound") == "launch_overhead").height
+    subtitle = [
+        f"● measured (Q, F); ○ (Q, F) × s: the work a kernel of the same AI at its bound does in the measured time T. "
+        f"t_o = {_duration(t_o)} ({source})",
+        f"{pts.height} drawn, {n_launch} launch-bound (diamonds): inside the shaded box a kernel takes t_o "
+        "whatever it does",
+    ]
+    chart = alt.LayerChart(
+        layer=layers,
+        width=560,
+        height=420,
+        title=alt.TitleParams(
+            title or "Complexity plane", subtitle=subtitle, anchor="start", subtitleColor="#555555"
+        ),
+    )
+    return chart, datasets
+
+
+def _title(df: pl.DataFrame, t_o: float, source: str, title: str | None) -> alt.TitleParams:
+    n_rows = df.height
+    below = df.filter(pl.col("below_bound").fill_null(False)).height
+    sub = [
+        "● measured T, ○ ideal T_min = max(F/P, Q/W, t_o) (Wang et al., arXiv 2009.04598); s = T / T_min; "
+        f"launch overhead t_o = {_duration(t_o)} ({source})",
+    ]
+    if (df.get_column("n_kernels").fill_null(1) > 1).any():
+        sub.append("Orange tick: a layer's floor n · t_o (n launches); T_min is the sum over its kernels")
+    no_tmin = df.filter(~_positive("t_min_ns")).height
+    if no_tmin:
+        sub.append(f"Not drawn: {no_tmin} of {n_rows} without T_min (no counters or roofs)")
+    if below:
+        sub.append(f"Red outline: T < T_min or flagged by ingest ({below} below their bound)")
+    return alt.TitleParams(
+        title or "Time-based roofline", subtitle=sub, anchor="start", subtitleColor="#555555"
+    )
+
+
+def time_vs_complexity_chart(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+) -> alt.HConcatChart:
+    """Measured time against work, log-log: T vs F (left) and T vs Q at ``level`` (right), one point per row.
+
+    Inputs (pyarrow.Table or polars.DataFrame):
+
+    - ``rows``: rows of the ``time_roofline`` query, all of one run and one ``level`` (kernel rows, or layer rows of
+      one depth). Used columns: ``run_id``, ``name``, ``duration_ns`` (T, ns), ``flops`` (F, FLOP), ``t_min_ns``
+      (ns), ``launch_overhead_ns`` (t_o, ns, one value), and when present ``bytes_<level>`` (byte), ``bound``,
+      ``inefficiency``, ``short_name``, ``precision``, ``n_kernels``, ``overhead_floor_ns``, ``compute_time_ns``,
+      ``<level>_time_ns``, ``launch_overhead_source``, ``below_bound``, ``flags``, ``level``, ``kernel_id``.
+    - ``ceilings``: ``run_ceilings`` rows of the run (``ceiling``, ``kind``, ``value`` in FLOP/s or byte/s).
+
+    Drawn (Wang et al., arXiv 2009.04598): the bound line T = F / P of each compute ceiling of the precisions
+    drawn (left), T = Q / W of the level's bandwidth (right), the launch-overhead floor T = t_o (dashed, both), and
+    per row a filled mark at the measured T, a hollow one at T_min (same x) joined by a rule whose length is s on
+    the log axis; marker shape = bound (diamond: launch overhead), colour = kernel or layer, red outline = T < T_min or
+    ingest flags. Layer rows also get a tick at their n * t_o floor. Rows without T_min, duration or the axis'
+    quantity are left out (counted in the title's subtitle).
+
+    Returns an HConcatChart with top-level ``datasets`` (``rl_tc_flops_*`` and ``rl_tc_bytes_*``: lines, labels,
+    points). Raises ``ValueError`` (unknown level, a required column missing, ceilings of several runs, several
+    t_o), ``TypeError`` (input type), :class:`RooflineDataError` (no row can be drawn on either panel).
+    """
+    chart, datasets = _time_vs_complexity(rows, ceilings, level)
+    df, t_o, source = _points(rows, level)
+    return alt.HConcatChart(
+        hconcat=chart.hconcat, spacing=30, title=_title(df, t_o, source, title), datasets=datasets
+    )
+
+
+def complexity_plane_chart(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+) -> alt.LayerChart:
+    """The complexity plane: F (y) against Q at ``level`` (x), log-log, one filled point per row.
+
+    Inputs as :func:`time_vs_complexity_chart`. Drawn (Wang et al., arXiv 2009.04598): iso-AI diagonals F = AI * Q
+    every decade (grey, dotted), the ridge diagonal F = (P / W) Q of each compute ceiling drawn with the level's
+    bandwidth (dashed), the launch-overhead box F < P t_o, Q < W t_o (shaded: a kernel inside it is launch-bound
+    whatever it does); per row a filled mark at its measured (Q, F) and a hollow one at (Q, F) x s (the work a
+    kernel of the same AI at its bound would do in the measured time; the rule between them lies on the row's
+    iso-AI diagonal and its length is s), shape = bound (diamond: launch overhead).
+
+    Returns a LayerChart with top-level ``datasets`` ``rl_cp_lines``, ``rl_cp_labels``, ``rl_cp_boxes``,
+    ``rl_cp_points``. Raises as :func:`time_vs_complexity_chart` (no row with F > 0, Q > 0, T and T_min).
+    """
+    chart, datasets = _complexity_plane(rows, ceilings, level, title)
+    return alt.LayerChart(
+        layer=chart.layer, width=chart.width, height=chart.height, title=chart.title, datasets=datasets
+    )
+
+
+def time_roofline_chart(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+) -> alt.VConcatChart:
+    """Both views stacked: :func:`time_vs_complexity_chart` above :func:`complexity_plane_chart` (inputs, drawing and
+    errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0
+    (e.g. only zero-FLOP kernels). Returns a VConcatChart with every dataset at the top level."""
+    top, datasets = _time_vs_complexity(rows, ceilings, level)
+    df, t_o, source = _points(rows, level)
+    head = _title(df, t_o, source, title)
+    parts: list[Any] = [top]
+    try:
+        plane, plane_data = _complexity_plane(rows, ceilings, level)
+    except RooflineDataError:
+        head.subtitle = [*head.subtitle, "No complexity plane: no row has both FLOPs and bytes"]
+    else:
+        parts.append(plane)
+        datasets.update(plane_data)
+    return alt.VConcatChart(vconcat=parts, spacing=28, title=head, datasets=datasets)
