@@ -21,8 +21,11 @@ def build(
     from rooflake.schema import RooflakeError
     from rooflake.store import Store
 
-    store = Store(store_dir)
-    ids = rq.select_runs(store, since=rq.parse_since(since) if since else None, run_ids=run_ids, where=where)
+    full = Store(store_dir)
+    ids = rq.select_runs(full, since=rq.parse_since(since) if since else None, run_ids=run_ids, where=where)
+    store = Store(
+        store_dir, only_runs=rq.with_previous(full, ids)
+    )  # views over just the runs the report reads
     sections: list[dict[str, Any]] = []
     for rid in ids:
         t = rq.run_tables(store, rid)
@@ -76,7 +79,7 @@ def _time_view(store: Any, run_id: str, notes: list[str]) -> dict[str, Any]:
     from rooflake.schema import RooflakeError
 
     try:
-        chart = draw_time(store.root, run_id, None)
+        chart = draw_time(store, run_id, None)
     except (RooflakeError, ValueError) as e:
         notes.append(f"no time-based roofline: {e}")
         return {}

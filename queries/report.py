@@ -55,6 +55,22 @@ def select_runs(
     return ids
 
 
+def with_previous(store: Any, ids: list[str]) -> list[str]:
+    """``ids`` and, for each, the latest earlier run with the same (non-empty) labels: what a report reads."""
+    con = connect(store)
+    prev = con.execute(
+        """
+        SELECT (SELECT r.run_id FROM runs AS r
+                WHERE r.run_id <> me.run_id AND cardinality(me.labels) > 0 AND r.labels = me.labels
+                  AND r.ingested_at < me.ingested_at
+                ORDER BY r.ingested_at DESC LIMIT 1)
+        FROM runs AS me WHERE me.run_id IN (SELECT unnest($ids))
+        """,
+        {"ids": ids},
+    ).fetchall()
+    return sorted(set(ids) | {p[0] for p in prev if p[0]})
+
+
 def run_tables(store: Any, run_id: str, top: int = 10) -> dict[str, Any]:
     """Tables of one run's report section.
 

@@ -82,8 +82,11 @@ def _pid_alive(pid: int) -> bool:
 class Store:
     """A rooflake store rooted at ``root`` (created on first write)."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *, only_runs: list[str] | None = None) -> None:
+        """``only_runs``: views read just these runs' files (a report over 100 of 1,000 runs binds 100 files per
+        query, not 1,000); None = every run."""
         self.root = Path(root) if root is not None else default_root()
+        self.only_runs = sorted(set(only_runs)) if only_runs is not None else None
         if any(c in str(self.root) for c in "*?[]{}"):
             raise StoreError(
                 f"store path {self.root} contains a glob character (* ? [ ] {{ }}): choose another path"
@@ -257,6 +260,24 @@ class Store:
 
     # ---- reading -----------------------------------------------------------------------------------------
     def connect(self, extra_views: dict[str, str] | None = None):  # -> duckdb.DuckDBPyConnection
+        """A cursor on this store's DuckDB database (see :meth:`_build`). The database and its views are built once
+        per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs
+        ~0.25 s at 1,000 runs, a cursor nothing."""
+        import os
+
+        runs_dir = self.root / "runs"
+        key = (
+            tuple(self.only_runs or ()),
+            tuple(any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES),
+            len(os.listdir(runs_dir)) if runs_dir.is_dir() else 0,
+            tuple(sorted((extra_views or {}).items())),
+        )
+        cached = getattr(self, "_db", None)
+        if cached is None or cached[0] != key:
+            self._db = (key, self._build(extra_views))
+        return self._db[1].cursor()
+
+    def _build(self, extra_views: dict[str, str] | None = None):  # -> duckdb.DuckDBPyConnection
         """An in-memory DuckDB connection with views ``runs``, ``kernels``, ``metrics``, ``ceilings``.
 
         Each view reads ``STORE/<table>/*/*.parquet`` (Hive partitions); data views keep only runs that have a
@@ -268,15 +289,32 @@ class Store:
         from rooflake.schema import TABLES
 
         con = duckdb.connect()
-        has = {t: any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES}
+        files: dict[str, list[str]] | None = None
+        if self.only_runs is not None:
+            files = {
+                t: [str(p) for r in self.only_runs if (p := self.partition(t, r) / "part-0.parquet").exists()]
+                for t in ALL_TABLES
+            }
+            has = {t: bool(files[t]) for t in ALL_TABLES}
+        else:
+            has = {t: any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES}
         for t in ("runs", *DATA_TABLES):
             if has[t] and has["runs"]:
-                src = f"read_parquet('{self._quote(self.glob(t))}', hive_partitioning = false)"
+                # the run_id=... directories prune a filtered query to one run's files (13 ms, not 90, at 1,000 runs)
+                where = (
+                    "[" + ", ".join(f"'{self._quote(f)}'" for f in files[t]) + "]"
+                    if files is not None
+                    else f"'{self._quote(self.glob(t))}'"
+                )
+                src = f"read_parquet({where}, hive_partitioning = true, hive_types = {{'run_id': 'VARCHAR'}})"
                 body = f"SELECT * FROM {src}"
                 if t != "runs":
                     body += " WHERE run_id IN (SELECT run_id FROM runs)"
             else:
-                con.register(f"__empty_{t}", TABLES[t].empty_table())
+                # a catalog table (not a registered Arrow object): cursors of this database see it too
+                con.register("__empty_arrow", TABLES[t].empty_table())
+                con.execute(f"CREATE TABLE __empty_{t} AS SELECT * FROM __empty_arrow")
+                con.unregister("__empty_arrow")
                 body = f"SELECT * FROM __empty_{t}"
             con.execute(f"CREATE VIEW {t} AS {body}")
         for name, sql in (extra_views or {}).items():
