@@ -38,6 +38,7 @@ bench: install
 	$(PY) -m pip install -q pandas  # the baseline of bench_nsys.py
 	$(PY) bench/bench.py
 	$(PY) bench/bench_nsys.py
+	$(PY) bench/bench_views.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
