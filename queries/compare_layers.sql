@@ -1,5 +1,5 @@
 -- compare_layers: two runs side by side per NVTX layer at one depth (all devices summed): GPU time, launches,
--- FLOP/s, AI at DRAM, share of GPU time, and the time change. Layers present in one run only are 'new'/'removed'.
+-- FLOP/s, AI per level, share of GPU time, and the time change. Layers present in one run only are 'new'/'removed'.
 -- Parameters: $base_run, $new_run, $depth.
 -- Columns:
 --   layer                  domain:outer/.../name, or '(no NVTX range)'
@@ -8,11 +8,11 @@
 --   time_change            new / base - 1 (0.1 = 10 % slower); NULL unless in both
 --   base_launches, new_launches      kernel launches
 --   base_flops_per_s, new_flops_per_s            FLOP/s (NULL without counters)
---   base_ai_dram, new_ai_dram        FLOP/byte
+--   base_ai_l1, new_ai_l1, base_ai_l2, new_ai_l2, base_ai_dram, new_ai_dram     FLOP/byte
 --   base_share, new_share            share of the run's GPU time
 WITH l AS (
     SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
-           sum(counted_time_ns) AS ct, sum(bytes_dram) AS q
+           sum(counted_time_ns) AS ct, sum(bytes_dram) AS q, sum(bytes_l1) AS q1, sum(bytes_l2) AS q2
     FROM layer_summary WHERE run_id IN ($base_run, $new_run) AND depth = $depth
     GROUP BY run_id, layer
 ),
@@ -28,6 +28,8 @@ SELECT
     n.t / nullif(b.t, 0) - 1 AS time_change,
     b.n AS base_launches, n.n AS new_launches,
     b.f * 1e9 / nullif(b.ct, 0) AS base_flops_per_s, n.f * 1e9 / nullif(n.ct, 0) AS new_flops_per_s,
+    b.f / nullif(b.q1, 0) AS base_ai_l1, n.f / nullif(n.q1, 0) AS new_ai_l1,
+    b.f / nullif(b.q2, 0) AS base_ai_l2, n.f / nullif(n.q2, 0) AS new_ai_l2,
     b.f / nullif(b.q, 0) AS base_ai_dram, n.f / nullif(n.q, 0) AS new_ai_dram,
     b.share AS base_share, n.share AS new_share
 FROM b FULL OUTER JOIN n ON b.layer = n.layer
