@@ -1,5 +1,5 @@
 -- compare_layers: two runs side by side per NVTX layer at one depth (all devices summed): GPU time, launches,
--- FLOP/s, AI per level, share of GPU time, and the time change. Layers present in one run only are 'new'/'removed'.
+-- FLOP/s, AI per level, bound, share of GPU time, and the time change. Layers present in one run only are 'new'/'removed'.
 -- Parameters: $base_run, $new_run, $depth.
 -- Columns:
 --   layer                  domain:outer/.../name, or '(no NVTX range)'
@@ -9,6 +9,7 @@
 --   base_launches, new_launches      kernel launches
 --   base_flops_per_s, new_flops_per_s            FLOP/s (NULL without counters)
 --   base_ai_l1, new_ai_l1, base_ai_l2, new_ai_l2, base_ai_dram, new_ai_dram     FLOP/byte
+--   base_bound, new_bound            the bound holding most of the layer's kernel time (kernel_roofline)
 --   base_share, new_share            share of the run's GPU time
 WITH l AS (
     SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
@@ -19,8 +20,23 @@ WITH l AS (
 s AS (
     SELECT *, t / sum(t) OVER (PARTITION BY run_id) AS share FROM l
 ),
-b AS (SELECT * FROM s WHERE run_id = $base_run),
-n AS (SELECT * FROM s WHERE run_id = $new_run)
+-- a layer's bound: the bound (kernel_roofline, dominant precision) holding most of its kernels' time
+kb AS (
+    SELECT
+        k.run_id,
+        CASE WHEN k.nvtx_stack IS NULL OR len(k.nvtx_stack) = 0 THEN '(no NVTX range)'
+            ELSE k.nvtx_domain || ':' || array_to_string(k.nvtx_stack[1:least($depth, len(k.nvtx_stack))], '/')
+        END AS layer,
+        r.bound,
+        sum(k.duration_ns) FILTER (WHERE NOT isnan(k.duration_ns)) AS t
+    FROM kernels AS k
+    JOIN kernel_roofline AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
+    WHERE k.run_id IN ($base_run, $new_run) AND r.bound IS NOT NULL
+    GROUP BY ALL
+),
+lb AS (SELECT run_id, layer, arg_max(bound, t) AS bound FROM kb GROUP BY run_id, layer),
+b AS (SELECT s.*, lb.bound FROM s LEFT JOIN lb USING (run_id, layer) WHERE s.run_id = $base_run),
+n AS (SELECT s.*, lb.bound FROM s LEFT JOIN lb USING (run_id, layer) WHERE s.run_id = $new_run)
 SELECT
     coalesce(b.layer, n.layer) AS layer,
     CASE WHEN b.layer IS NULL THEN 'new' WHEN n.layer IS NULL THEN 'removed' ELSE 'both' END AS status,
@@ -31,6 +47,7 @@ SELECT
     b.f / nullif(b.q1, 0) AS base_ai_l1, n.f / nullif(n.q1, 0) AS new_ai_l1,
     b.f / nullif(b.q2, 0) AS base_ai_l2, n.f / nullif(n.q2, 0) AS new_ai_l2,
     b.f / nullif(b.q, 0) AS base_ai_dram, n.f / nullif(n.q, 0) AS new_ai_dram,
+    b.bound AS base_bound, n.bound AS new_bound,
     b.share AS base_share, n.share AS new_share
 FROM b FULL OUTER JOIN n ON b.layer = n.layer
 ORDER BY greatest(coalesce(b.t, 0), coalesce(n.t, 0)) DESC, layer

@@ -53,3 +53,21 @@ def test_formats(store: Path) -> None:
     r = CliRunner().invoke(app, ["compare", "a", "b", "--store", str(store), "-f", "json"])
     out = json.loads(r.stdout)
     assert out["failed"] is False and {k["name"] for k in out["kernels"]} == {"X", "Y", "Z"}
+
+
+def test_layer_bound_is_the_bound_of_most_time(tmp_path: Path) -> None:
+    ceil = [
+        {"kernel_id": k, "ceiling": c, "value": v}
+        for k in (0, 1)
+        for c, v in (("DRAM", 1e12), ("FP32", 1e13))
+    ]
+    # layer A: a DRAM-bound kernel (AI 1) for 300 ns and a compute-bound one (AI 100) for 100 ns
+    kernels = [
+        {**_k(0, "stream", A, 300.0), "flops_fp32": 1e3, "bytes_dram": 1e3},
+        {**_k(1, "gemm", A, 100.0), "flops_fp32": 1e5, "bytes_dram": 1e3},
+    ]
+    tiny_run(tmp_path, "c" * 16, kernels, ceil)
+    tiny_run(tmp_path, "d" * 16, kernels, ceil)
+    (row,) = queries.compare(Store(tmp_path), "c", "d")["layers"].to_pylist()
+    assert (row["base_bound"], row["new_bound"]) == ("DRAM", "DRAM")
+    assert row["base_ai_dram"] == pytest.approx((1e3 + 1e5) / 2e3)
