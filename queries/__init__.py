@@ -51,9 +51,30 @@ def views() -> dict[str, str]:
     return {n: load(n) for n in names() if not parameters(n)}
 
 
-def connect(store: Any):  # -> duckdb.DuckDBPyConnection
-    """A DuckDB connection over ``store`` (a :class:`rooflake.store.Store`) with every query as a view."""
-    return store.connect(extra_views=views())
+def connect(store: Any, sql: str | None = None):  # -> duckdb.DuckDBPyConnection
+    """A DuckDB connection over ``store`` (a :class:`rooflake.store.Store`) with every query as a view; with ``sql``,
+    only the query views that SQL names (and the ones they read), which keeps a cold ``rl sql`` fast."""
+    return store.connect(extra_views=views() if sql is None else _needed_views(sql))
+
+
+def _needed_views(sql: str) -> dict[str, str]:
+    """The query views ``sql`` refers to by name, with the views they refer to, in dependency order."""
+    import re
+
+    all_views = views()
+    needed: list[str] = []
+    seen: set[str] = set()
+
+    def visit(text: str) -> None:
+        code = re.sub(r"--[^\n]*", "", text)  # names in comments (a query's own header) do not count
+        for name, body in all_views.items():
+            if name not in seen and re.search(rf"\b{name}\b", code):
+                seen.add(name)
+                visit(body)
+                needed.append(name)
+
+    visit(sql)
+    return {n: all_views[n] for n in needed}
 
 
 def run(store: Any, name: str, params: dict[str, Any] | None = None, where: str | None = None) -> Any:
@@ -81,7 +102,7 @@ def execute(store: Any, sql: str, params: dict[str, Any] | None = None) -> Any:
     """
     import duckdb
 
-    con = connect(store)
+    con = connect(store, sql)
     try:
         return fetch_arrow(con, sql, params or {})
     except duckdb.Error as e:

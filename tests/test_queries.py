@@ -152,3 +152,9 @@ def test_physics_checks_on_other_findings(tmp_path: Path) -> None:
     checks = {c for (c,) in con.execute('SELECT "check" FROM physics_checks').fetchall()}
     # a zero DRAM peak also puts the point above its (zero) roof: both are reported
     assert checks == {"ai_order_violated", "gemm_without_flops", "zero_peak", "missing_roof", "above_roof"}
+
+
+def test_only_the_views_a_query_names_are_built() -> None:
+    needed = list(queries._needed_views("SELECT * FROM physics_checks WHERE run_id = $r"))
+    assert needed == ["kernel_roofline", "physics_checks"]  # dependencies first
+    assert list(queries._needed_views("SELECT 1 -- kernel_roofline in a comment")) == []
