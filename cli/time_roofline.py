@@ -99,7 +99,7 @@ def draw_time(
     from rooflake.render.save import save_chart
     from rooflake.render.tables import _duration
     from rooflake.render.time_roofline import time_roofline_chart
-    from rooflake.schema import RooflineDataError, RunNotFoundError
+    from rooflake.schema import RooflineDataError
     from rooflake.schema.catalog import COLLECT_HINT
     from rooflake.store import Store, fetch_arrow
 
@@ -107,13 +107,7 @@ def draw_time(
         raise ValueError(f"unknown --by {by!r} (choose kernel or layer)")
     store = store_dir if isinstance(store_dir, Store) else Store(store_dir)
     con = queries.connect(store)
-    if run_id is None:
-        latest = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()
-        if not latest:
-            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE`)")
-        run_id = str(latest[0][0])
-    else:
-        run_id = store.resolve(run_id)
+    run_id = store.resolve(run_id)
     run = fetch_arrow(con, "SELECT * FROM runs WHERE run_id = $r", {"r": run_id}).to_pylist()[0]
     t_o, source = launch_overhead(store, run_id, launch_overhead_ns)
     rows = pl.from_arrow(time_rows(store, run_id, t_o, source))

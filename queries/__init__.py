@@ -119,22 +119,11 @@ def roofline_inputs(store: Any, run_id: str | None, level: str) -> dict[str, Any
     when no kernel of the run has FLOP counters, bytes at ``level`` and a duration (message: the metrics that are
     missing, from ``kernels.provenance``, and how to collect them).
     """
-    from rooflake.schema import RooflineDataError, RunNotFoundError
+    from rooflake.schema import RooflineDataError
     from rooflake.schema.catalog import COLLECT_HINT
 
-    if run_id is None:
-        ids = store.run_ids()
-        if not ids:
-            raise RunNotFoundError(
-                f"store {store.root} holds no runs (ingest one with `rl ingest FILE.ncu-rep`)"
-            )
+    run_id = store.resolve(run_id)
     con = connect(store)
-    if run_id is None:
-        run_id = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[
-            0
-        ][0]
-    else:
-        run_id = store.resolve(run_id)
     p = {"run_id": run_id}
     run = fetch_arrow(con, "SELECT * FROM runs WHERE run_id = $run_id", p).to_pylist()[0]
     points = fetch_arrow(con, "SELECT * FROM kernel_roofline WHERE run_id = $run_id", p)
@@ -181,16 +170,9 @@ def layers(
     nsys kernels take their FLOPs/bytes from it (:func:`match_runs`; ``"match"`` holds its result).
     Raises :class:`RunNotFoundError`, :class:`QueryError` (bad regex).
     """
-    from rooflake.schema import RunNotFoundError
 
+    run_id = store.resolve(run_id)
     con = connect(store)
-    if run_id is None:
-        rows = con.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()
-        if not rows:
-            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE`)")
-        run_id = rows[0][0]
-    else:
-        run_id = store.resolve(run_id)
     params: dict[str, Any] = {"run_id": run_id, "depth": depth}
     where = "run_id = $run_id AND depth = $depth"
     if match:
@@ -300,19 +282,10 @@ def layer_points(
     kernels; FLOP/s = sum F / sum kernel time (Wang et al., arXiv 2009.04598). Raises :class:`RunNotFoundError`,
     :class:`RooflineDataError` when no layer has FLOPs and bytes.
     """
-    from rooflake.schema import RooflineDataError, RunNotFoundError
+    from rooflake.schema import RooflineDataError
     from rooflake.schema.catalog import COLLECT_HINT
 
-    if run_id is None:
-        ids = store.run_ids()
-        if not ids:
-            raise RunNotFoundError(f"store {store.root} holds no runs (ingest one with `rl ingest FILE`)")
-        con0 = connect(store)
-        run_id = con0.execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1").fetchall()[
-            0
-        ][0]
-    else:
-        run_id = store.resolve(run_id)
+    run_id = store.resolve(run_id)
     con = connect(store)
     match = None
     counters_run = run_id

@@ -133,8 +133,18 @@ class Store:
             if p.name.startswith("run_id=") and (p / "part-0.parquet").exists()
         )
 
-    def resolve(self, prefix: str) -> str:
-        """The full run id that ``prefix`` names. Raises :class:`RunNotFoundError` if none or several match."""
+    def resolve(self, prefix: str | None) -> str:
+        """The full run id that ``prefix`` names; None names the latest ingested run. Raises
+        :class:`RunNotFoundError` if none or several match (or the store holds no runs)."""
+        if prefix is None:
+            rows = (
+                self.connect()
+                .execute("SELECT run_id FROM runs ORDER BY ingested_at DESC, run_id LIMIT 1")
+                .fetchall()
+            )
+            if not rows:
+                raise RunNotFoundError(f"store {self.root} holds no runs (ingest one with `rl ingest FILE`)")
+            return str(rows[0][0])
         ids = [r for r in self.run_ids() if r.startswith(prefix)]
         if len(ids) == 1:
             return ids[0]
