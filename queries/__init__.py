@@ -47,8 +47,9 @@ def header(name: str) -> str:
 
 
 def views() -> dict[str, str]:
-    """``{name: sql}`` of every query, in dependency-safe order (queries only read the base views)."""
-    return {n: load(n) for n in names() if not parameters(n)}
+    """``{name: sql}`` of every parameter-free query, each after the query views it reads (DuckDB binds a view
+    when it is created)."""
+    return _needed_views(" ".join(n for n in names() if not parameters(n)))
 
 
 def connect(store: Any, sql: str | None = None):  # -> duckdb.DuckDBPyConnection
@@ -61,7 +62,7 @@ def _needed_views(sql: str) -> dict[str, str]:
     """The query views ``sql`` refers to by name, with the views they refer to, in dependency order."""
     import re
 
-    all_views = views()
+    all_views = {n: load(n) for n in names() if not parameters(n)}
     needed: list[str] = []
     seen: set[str] = set()
 
@@ -299,16 +300,9 @@ def layer_points(
         f"""
         WITH l AS (SELECT * FROM ({layers_sql}) WHERE run_id = $run_id AND depth = $depth AND flops IS NOT NULL),
         c AS (
-            SELECT
-                max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
-                max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
-                max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1,
-                max(value) FILTER (WHERE ceiling = 'FP64') AS p_fp64,
-                max(value) FILTER (WHERE ceiling = 'FP32') AS p_fp32,
-                max(value) FILTER (WHERE ceiling = 'FP16') AS p_fp16,
-                coalesce(max(value) FILTER (WHERE ceiling = 'TENSOR_FP16'), max(value) FILTER (WHERE ceiling = 'TENSOR'))
-                    AS p_tensor
-            FROM main.run_ceilings WHERE run_id = $counters_run
+            SELECT bw_l1, bw_l2, bw_dram, peak_fp64 AS p_fp64, peak_fp32 AS p_fp32, peak_fp16 AS p_fp16,
+                   peak_tensor AS p_tensor
+            FROM main.run_roofs WHERE run_id = $counters_run
         ),
         p AS (
             SELECT

@@ -2,8 +2,7 @@
 -- FLOP counters (fp64, fp32, fp16, tensor). Hierarchical roofline (Yang et al., "Hierarchical Roofline analysis
 -- for GPUs", 2020; ncu SpeedOfLight_Hierarchical*RooflineChart): AI_l = F / Q_l, attainable_l = min(P, AI_l * W_l),
 -- the kernel's attainable = min over levels; bound = the level (or the pipe) whose roof is lowest at its AI.
--- Ceilings are the kernel's own (peak_sustained x its clocks, table `ceilings`). Tensor peak: TENSOR_FP16
--- (sm__ops_path_tensor_src_fp16) where the report has it, else TENSOR (512 x tensor-pipe instructions).
+-- Ceilings are the kernel's own (peak_sustained x its clocks: view kernel_roofs, which also says which tensor roof).
 -- Columns:
 --   run_id, kernel_id, name, short_name, nvtx_path   identity (kernels table)
 --   precision            fp64 | fp32 | fp16 | tensor
@@ -25,23 +24,7 @@
 --   levels_without_roof  levels with bytes but no roof in the report (the bound cannot account for them)
 --   above_roof           achieved exceeds attainable by more than 0.1 %
 --   flags                kernel flags from ingest (nan_duration, zero_peak, ...)
-WITH c AS (
-    SELECT
-        run_id,
-        kernel_id,
-        max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
-        max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
-        max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1,
-        max(value) FILTER (WHERE ceiling = 'FP64') AS peak_fp64,
-        max(value) FILTER (WHERE ceiling = 'FP32') AS peak_fp32,
-        max(value) FILTER (WHERE ceiling = 'FP16') AS peak_fp16,
-        coalesce(
-            max(value) FILTER (WHERE ceiling = 'TENSOR_FP16'),
-            max(value) FILTER (WHERE ceiling = 'TENSOR')
-        ) AS peak_tensor
-    FROM ceilings
-    GROUP BY run_id, kernel_id
-),
+WITH c AS (SELECT * FROM kernel_roofs),
 p AS (
     SELECT
         k.run_id,

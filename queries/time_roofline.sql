@@ -42,16 +42,7 @@
 --   unknown_terms         terms left out for lack of a counter or a roof (compute, L1, L2, DRAM); layers: union
 --   below_bound           T < T_min by more than 0.1 % (a physics violation: flag it, never correct it)
 --   flags                 kernel flags from ingest (layers: union)
-WITH c AS (
-    SELECT
-        kernel_id,
-        max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
-        max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
-        max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1
-    FROM ceilings
-    WHERE run_id = $run_id
-    GROUP BY kernel_id
-),
+WITH c AS (SELECT kernel_id, bw_l1, bw_l2, bw_dram FROM kernel_roofs WHERE run_id = $run_id),
 f0 AS (
     SELECT
         kernel_id,

@@ -139,19 +139,10 @@ ker AS (
     FROM kk
 ),
 rc AS (
-    SELECT
-        run_id,
-        max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1,
-        max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
-        max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
-        max(value) FILTER (WHERE ceiling = 'FP64') AS p_fp64,
-        max(value) FILTER (WHERE ceiling = 'FP32') AS p_fp32,
-        max(value) FILTER (WHERE ceiling = 'FP16') AS p_fp16,
-        coalesce(max(value) FILTER (WHERE ceiling = 'TENSOR_FP16'), max(value) FILTER (WHERE ceiling = 'TENSOR'))
-            AS p_tensor
-    FROM run_ceilings
+    SELECT run_id, bw_l1, bw_l2, bw_dram, peak_fp64 AS p_fp64, peak_fp32 AS p_fp32, peak_fp16 AS p_fp16,
+           peak_tensor AS p_tensor
+    FROM run_roofs
     WHERE run_id IN (SELECT run_id FROM r)
-    GROUP BY run_id
 ),
 pts AS (
     SELECT * FROM lay

@@ -156,5 +156,5 @@ def test_physics_checks_on_other_findings(tmp_path: Path) -> None:
 
 def test_only_the_views_a_query_names_are_built() -> None:
     needed = list(queries._needed_views("SELECT * FROM physics_checks WHERE run_id = $r"))
-    assert needed == ["kernel_roofline", "physics_checks"]  # dependencies first
+    assert needed == ["kernel_roofs", "kernel_roofline", "physics_checks"]  # dependencies first
     assert list(queries._needed_views("SELECT 1 -- kernel_roofline in a comment")) == []

@@ -1,0 +1,20 @@
+-- kernel_roofs: each kernel's roofs side by side, one row per kernel (the `ceilings` table pivoted; ncu reports a
+-- peak per launch, at that launch's clocks). Tensor: TENSOR_FP16 (the dense sm__ops_path_tensor fp16 roof) where the
+-- report has it, else TENSOR (512 x tensor-pipe instructions, Volta).
+-- Columns:
+--   run_id, kernel_id
+--   bw_l1, bw_l2, bw_dram                                    byte/s
+--   peak_fp64, peak_fp32, peak_fp16, peak_tensor             FLOP/s
+SELECT
+    run_id,
+    kernel_id,
+    max(value) FILTER (WHERE ceiling = 'L1') AS bw_l1,
+    max(value) FILTER (WHERE ceiling = 'L2') AS bw_l2,
+    max(value) FILTER (WHERE ceiling = 'DRAM') AS bw_dram,
+    max(value) FILTER (WHERE ceiling = 'FP64') AS peak_fp64,
+    max(value) FILTER (WHERE ceiling = 'FP32') AS peak_fp32,
+    max(value) FILTER (WHERE ceiling = 'FP16') AS peak_fp16,
+    coalesce(max(value) FILTER (WHERE ceiling = 'TENSOR_FP16'), max(value) FILTER (WHERE ceiling = 'TENSOR'))
+        AS peak_tensor
+FROM ceilings
+GROUP BY run_id, kernel_id
