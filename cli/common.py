@@ -100,6 +100,16 @@ class Fmt(str, Enum):
     parquet = "parquet"
 
 
+FmtOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")]
+
+
+def _need_out(fmt: Fmt, out: Path | None) -> None:
+    """Parquet is binary: it goes to a file, never to the terminal (exit 2 otherwise)."""
+    if fmt is Fmt.parquet and out is None:
+        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+
+
 class By(str, Enum):
     kernel = "kernel"
     layer = "layer"

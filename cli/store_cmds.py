@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -11,10 +10,13 @@ import typer
 from rooflake.cli.common import (
     FP16,
     Fmt,
+    FmtOpt,
+    OutOpt,
     StoreOpt,
     _emit,
     _err,
     _guard,
+    _need_out,
     _parse_labels,
     app,
 )
@@ -96,7 +98,7 @@ def _print_result(r: Any, as_json: bool) -> int:
 @_guard
 def runs(
     store: StoreOpt = None,
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    fmt: FmtOpt = Fmt.table,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
     from rooflake.store import Store, fetch_arrow
@@ -126,10 +128,8 @@ def sql(
         str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")
     ] = None,
     store: StoreOpt = None,
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
-    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
     param: Annotated[
         list[str] | None,
         typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable)."),
@@ -148,8 +148,7 @@ def sql(
         return
     if not query:
         raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
-    if fmt is Fmt.parquet and out is None:
-        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    _need_out(fmt, out)
     params = _parse_labels(param or [], "--param") if param else {}
     table = queries.execute(Store(store), query, params)
     _emit(table, fmt, out)

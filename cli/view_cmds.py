@@ -12,11 +12,14 @@ import typer
 from rooflake.cli.common import (
     By,
     Fmt,
+    FmtOpt,
     Level,
+    OutOpt,
     Precision,
     StoreOpt,
     _emit,
     _guard,
+    _need_out,
     _parse_labels,
     _print_match,
     app,
@@ -42,18 +45,15 @@ def layers(
             "--with", help="An ncu run of the same program: FLOPs/bytes from it, time from this nsys run."
         ),
     ] = None,
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
-    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage."""
     from rooflake import queries
     from rooflake.store import Store
 
-    if fmt is Fmt.parquet and out is None:
-        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    _need_out(fmt, out)
     res = queries.layers(Store(store), run_id, depth, match, device, with_run)
     table = res["table"]
     if (
@@ -89,10 +89,8 @@ def check(
     run_id: Annotated[
         str | None, typer.Argument(help="Run id or unique prefix (default: every run).")
     ] = None,
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
-    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Physics checks: points above their roof, AI order violated, GEMMs without FLOPs, NaN durations, zero or
@@ -100,8 +98,7 @@ def check(
     from rooflake import queries
     from rooflake.store import Store
 
-    if fmt is Fmt.parquet and out is None:
-        raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
+    _need_out(fmt, out)
     st = Store(store)
     where, params = ("WHERE run_id = $run_id", {"run_id": st.resolve(run_id)}) if run_id else ("", {})
     table = queries.execute(
