@@ -84,16 +84,9 @@ def run(store: Any, name: str, params: dict[str, Any] | None = None, where: str 
     ``where`` is an SQL predicate using named parameters (e.g. ``"run_id = $run_id"``) bound from ``params``.
     Raises :class:`QueryError` for an unknown query or a failing SQL statement.
     """
-    import duckdb
-
-    con = connect(store)
-    sql = f"SELECT * FROM {name}" + (f" WHERE {where}" if where else "")
     if name not in names():
         raise QueryError(f"no query named {name!r} (known: {', '.join(names())})")
-    try:
-        return fetch_arrow(con, sql, params or {})
-    except duckdb.Error as e:
-        raise QueryError(f"query {name}: {e}") from e
+    return execute(store, f"SELECT * FROM {name}" + (f" WHERE {where}" if where else ""), params)
 
 
 def execute(store: Any, sql: str, params: dict[str, Any] | None = None) -> Any:
