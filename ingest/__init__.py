@@ -12,6 +12,7 @@ milliseconds, and memory stays flat in the number of reports.
 
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import hashlib
 import multiprocessing
@@ -86,31 +87,48 @@ def file_sha256(path: str | Path) -> str:
 
 
 def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
-    """Read any supported file into ``{"kernels", "metrics", "ceilings": pa.Table, "run": dict}``.
+    """Read any supported file into ``{"kernels", "metrics", "ceilings", ...: pa.Table, "run": dict}`` (the tables
+    its reader gives: ncu reports kernels/metrics/ceilings, nsys exports kernels/memops/ranges/coverage).
 
     Raises :class:`UnsupportedFormatError` for formats without a reader, :class:`InputError` for bad files.
     """
+    from rooflake.store import DuckTable
+
+    with open_run(path, run_id=run_id, fp16=fp16) as out:
+        return {k: v.to_arrow() if isinstance(v, DuckTable) else v for k, v in out.items()}
+
+
+@contextlib.contextmanager
+def open_run(path: str | Path, *, run_id: str, fp16: str = "ncu") -> Iterator[dict[str, Any]]:
+    """Like :func:`read`, but a table may be a :class:`rooflake.store.DuckTable` (valid inside the ``with``
+    block), which :meth:`Store.publish` streams to Parquet without a copy in Python memory (nsys exports)."""
     fmt = detect_format(path)
-    if fmt == "sqlite":
+    if fmt in ("sqlite", "nsys-rep"):
         from rooflake.ingest import nsys_sqlite
 
-        return nsys_sqlite.read(path, run_id=run_id)
-    if fmt == "nsys-rep":
-        return _read_nsys_rep(Path(path), run_id)
+        with contextlib.ExitStack() as stack:
+            sqlite = Path(path) if fmt == "sqlite" else stack.enter_context(_exported(Path(path)))
+            out = stack.enter_context(nsys_sqlite.open_export(sqlite, run_id=run_id))
+            if fmt == "nsys-rep":
+                out["run"]["source_format"] = "nsys-rep"
+            yield out
+        return
     from rooflake.ingest import ncu_rep
 
     if not ncu_rep.loaded_any():
-        return ncu_rep.read(path, run_id=run_id, fp16=fp16)
+        yield ncu_rep.read(path, run_id=run_id, fp16=fp16)
+        return
     # this process has read a report already: read this one in a fresh process (see the module docstring)
     with _mp_context().Pool(1, maxtasksperchild=1) as pool:
         ok, out = pool.apply(_read_child, (str(path), run_id, fp16))
     if not ok:
         raise out
-    return out
+    yield out
 
 
-def _read_nsys_rep(path: Path, run_id: str) -> dict[str, Any]:
-    """Export a ``.nsys-rep`` with the user's own ``nsys`` into a temporary directory and read that.
+@contextlib.contextmanager
+def _exported(path: Path) -> Iterator[Path]:
+    """Export a ``.nsys-rep`` with the user's own ``nsys`` into a temporary directory; yields the SQLite file.
 
     Raises :class:`ToolMissingError` without ``nsys`` on PATH, :class:`InputError` when the export fails.
     """
@@ -118,7 +136,6 @@ def _read_nsys_rep(path: Path, run_id: str) -> dict[str, Any]:
     import subprocess
     import tempfile
 
-    from rooflake.ingest import nsys_sqlite
     from rooflake.schema import ToolMissingError
 
     nsys = shutil.which("nsys")
@@ -148,9 +165,7 @@ def _read_nsys_rep(path: Path, run_id: str) -> dict[str, Any]:
         if proc.returncode != 0 or not out.exists():
             msg = " ".join((proc.stderr or proc.stdout or "").split())[:400]
             raise InputError(f"{path}: `nsys export --type sqlite` failed (exit {proc.returncode}): {msg}")
-        tables = nsys_sqlite.read(out, run_id=run_id)
-    tables["run"]["source_format"] = "nsys-rep"
-    return tables
+        yield out
 
 
 def _read_child(path: str, run_id: str, fp16: str) -> tuple[bool, Any]:
@@ -203,7 +218,7 @@ def ingest_file(
     Re-ingesting the same bytes is a no-op (status ``exists``) unless ``force``. Raises :class:`RooflakeError`
     subclasses for bad input or an unwritable store; the store is then unchanged.
     """
-    from rooflake.store import Store
+    from rooflake.store import DuckTable, Store
 
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
@@ -214,22 +229,22 @@ def ingest_file(
     run_id = sha[:16]
     if store.has_run(run_id) and not force:
         return IngestResult(str(path), run_id, "exists")
-    out = read(path, run_id=run_id, fp16=fp16)
-    run = out["run"]
-    row = {
-        **run,
-        "run_id": run_id,
-        "source_path": str(path.resolve()),
-        "source_sha256": sha,
-        "source_bytes": path.stat().st_size,
-        "ingested_at": datetime.now(timezone.utc),
-        "labels": sorted((labels or {}).items()),
-        "rooflake_version": _rooflake_version(),
-        "schema_version": SCHEMA_VERSION,
-    }
-    runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
-    tables = {name: t for name, t in out.items() if isinstance(t, pa.Table)}
-    res = store.publish(run_id, {"runs": runs, **tables}, force=force)
+    with open_run(path, run_id=run_id, fp16=fp16) as out:
+        run = out["run"]
+        row = {
+            **run,
+            "run_id": run_id,
+            "source_path": str(path.resolve()),
+            "source_sha256": sha,
+            "source_bytes": path.stat().st_size,
+            "ingested_at": datetime.now(timezone.utc),
+            "labels": sorted((labels or {}).items()),
+            "rooflake_version": _rooflake_version(),
+            "schema_version": SCHEMA_VERSION,
+        }
+        runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+        tables = {name: t for name, t in out.items() if isinstance(t, (pa.Table, DuckTable))}
+        res = store.publish(run_id, {"runs": runs, **tables}, force=force)
     n_ranges = out["ranges"].num_rows if "ranges" in out else None
     note = None
     if run.get("has_kernel_table") is False:

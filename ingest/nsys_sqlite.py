@@ -2,14 +2,18 @@
 
 Entry point: :func:`read`. Tables and columns are selected by name and may be missing (an export without CUDA trace
 has no kernel table: the run gets 0 kernels). NVTX text is inline (``text``) or a ``textId`` into ``StringIds``.
-Reading goes through ADBC (Arrow-native, ~5x faster than ``sqlite3`` row tuples); the attribution of every kernel,
+Reading goes through ADBC (Arrow-native, two tables at a time on two threads, ~5x faster than ``sqlite3`` row tuples); the attribution of every kernel,
 memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL (``nsys_attribution.sql``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
-from rooflake.store import fetch_arrow
+from rooflake.store import DuckTable, conform_select
 
 # source columns: (table, column, DuckDB type, our name); "NAME" = an id into StringIds or inline text
 # columns every GPU operation table (kernel, memcpy, memset) has
@@ -68,22 +72,58 @@ _GPU_COLS = [
 ]
 log = logging.getLogger(__name__)
 _NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
+# per kernel one short entry, not one per quantity (runs.derivation holds the full reason)
+_NO_COUNTERS_SHORT = "NULL: no counters in Nsight Systems"
 
 
-def _columns(cur: Any, table: str) -> dict[str, str] | None:
-    cur.execute(f"PRAGMA table_info('{table}')")
-    rows = cur.fetchall()
-    return {r[1]: (r[2] or "").upper() for r in rows} if rows else None
+class _Sqlite:
+    """A read-only SQLite connection through ADBC's low-level API (its DB-API module imports pandas and polars:
+    +75 MB of memory for nothing). Queries return Arrow; the driver releases the GIL while it reads."""
+
+    def __init__(self, path: Path) -> None:
+        import adbc_driver_manager
+        import adbc_driver_sqlite
+
+        self.db = adbc_driver_sqlite.connect(f"file:{path}?mode=ro")
+        try:
+            self.conn = adbc_driver_manager.AdbcConnection(self.db)
+        except Exception:
+            self.db.close()
+            raise
+
+    def arrow(self, sql: str) -> pa.Table:
+        import adbc_driver_manager
+
+        stmt = adbc_driver_manager.AdbcStatement(self.conn)
+        try:
+            stmt.set_sql_query(sql)
+            stream, _ = stmt.execute_query()
+            return pa.RecordBatchReader.from_stream(stream).read_all()
+        finally:
+            stmt.close()
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        t = self.arrow(sql)
+        return list(zip(*(c.to_pylist() for c in t.columns), strict=True))
+
+    def close(self) -> None:
+        self.conn.close()
+        self.db.close()
 
 
-def _select(cur: Any, table: str, cols: list[tuple[str, str, str]]) -> tuple[str, pa.Table | None]:
+def _columns(db: _Sqlite, table: str) -> dict[str, str] | None:
+    rows = db.rows(f"SELECT name, type FROM pragma_table_info('{table}')")
+    return {str(r[0]): str(r[1] or "").upper() for r in rows} if rows else None
+
+
+def _select(db: _Sqlite, table: str, cols: list[tuple[str, str, str]]) -> tuple[str, pa.Table | None]:
     """SELECT the present ``cols`` of ``table`` through ADBC (missing ones as NULL).
 
     Returns (a DuckDB select list over the Arrow table aliased ``a``, typed; the Arrow table, or None when the
     table is missing). NAME columns become ``<ours>_id`` (id into StringIds) and ``<ours>_text`` (inline text).
     SQLite is dynamically typed: every column is CAST in SQLite, so ADBC infers one type per column.
     """
-    present = _columns(cur, table)
+    present = _columns(db, table)
     if present is not None:
         present.setdefault("rowid", "INTEGER")  # SQLite's implicit row id: stable identity of a row
     duck: list[str] = []
@@ -106,16 +146,68 @@ def _select(cur: Any, table: str, cols: list[tuple[str, str, str]]) -> tuple[str
             duck.append(f"a.{ours}::{typ} AS {ours}")
     if present is None or not sql:
         return ", ".join(duck), None
-    cur.execute(f'SELECT {", ".join(sql)} FROM "{table}"')
-    return ", ".join(duck), cur.fetch_arrow_table()
+    return ", ".join(duck), db.arrow(f'SELECT {", ".join(sql)} FROM "{table}"')
 
 
-def _meta(cur: Any) -> dict[str, str]:
+def _meta(db: _Sqlite) -> dict[str, str]:
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
-        if _columns(cur, table) is not None:
-            cur.execute(f'SELECT CAST(name AS TEXT), CAST(value AS TEXT) FROM "{table}"')
-            return {str(k): str(v) for k, v in cur.fetchall()}
+        if _columns(db, table) is not None:
+            return {
+                str(k): str(v)
+                for k, v in db.rows(f'SELECT CAST(name AS TEXT), CAST(value AS TEXT) FROM "{table}"')
+            }
     return {}
+
+
+# our table name -> (export table, columns); read in two groups on two threads (the ADBC driver releases the GIL):
+# NVTX_EVENTS, the biggest table of a PyTorch trace, alone; the others together
+_SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
+    "nvtx_raw": ("NVTX_EVENTS", _NVTX_COLS),
+    "k_raw": ("CUPTI_ACTIVITY_KIND_KERNEL", _KERNEL_COLS),
+    "api_raw0": ("CUPTI_ACTIVITY_KIND_RUNTIME", _API_COLS),
+    "api_raw1": ("CUPTI_ACTIVITY_KIND_DRIVER", _API_COLS),
+    "mc_raw": ("CUPTI_ACTIVITY_KIND_MEMCPY", _MEMOP_COLS),
+    "ms_raw": ("CUPTI_ACTIVITY_KIND_MEMSET", _MEMOP_COLS),
+    "gpus": ("TARGET_INFO_GPU", _GPU_COLS),
+    "strings": ("StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
+}
+_READ_GROUPS = (["nvtx_raw"], [n for n in _SOURCES if n != "nvtx_raw"])
+
+
+def _read_group(path: Path, names: list[str]) -> dict[str, tuple[str, pa.Table | None]]:
+    db = _Sqlite(path)
+    try:
+        return {name: _select(db, *_SOURCES[name]) for name in names}
+    finally:
+        db.close()
+
+
+def _read_sources(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, pa.Table | None]]]:
+    """The export's metadata and every source table (see :func:`_select`). Raises :class:`InputError`."""
+    try:
+        db = _Sqlite(path)
+    except Exception as e:  # noqa: BLE001 - the driver raises its own error types
+        raise InputError(f"{path}: cannot open as SQLite ({e})") from e
+    try:
+        try:
+            db.rows("SELECT count(*) FROM sqlite_master")
+        except Exception as e:  # noqa: BLE001
+            raise InputError(f"{path}: not a readable SQLite database ({str(e).splitlines()[0]})") from e
+        meta = _meta(db)
+        if _columns(db, "StringIds") is None and not meta:
+            raise InputError(
+                f"{path}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
+            )
+    finally:
+        db.close()
+    try:
+        with ThreadPoolExecutor(len(_READ_GROUPS)) as pool:
+            sources: dict[str, tuple[str, pa.Table | None]] = {}
+            for part in pool.map(lambda names: _read_group(path, names), _READ_GROUPS):
+                sources.update(part)
+    except Exception as e:  # noqa: BLE001
+        raise InputError(f"{path}: cannot read the Nsight Systems tables ({str(e).splitlines()[0]})") from e
+    return meta, sources
 
 
 def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
@@ -128,69 +220,60 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
 
 
 def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
-    """Read one Nsight Systems SQLite export into Arrow tables.
+    """Read one Nsight Systems SQLite export into Arrow tables: :func:`open_export` with every table fetched.
 
     Returns ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (pa.Tables),
-    "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
+    "run": dict}``. Raises :class:`InputError`.
+    """
+    with open_export(path, run_id=run_id) as out:
+        return {k: v.to_arrow() if isinstance(v, DuckTable) else v for k, v in out.items()}
+
+
+@contextlib.contextmanager
+def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
+    """Open one Nsight Systems SQLite export and attribute its GPU operations to NVTX ranges, in DuckDB.
+
+    Yields ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (DuckTables, valid
+    inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet without a copy in Python
+    memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
     (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name, compute_capability, n_kernels, n_metrics (0), derivation.
     Kernel durations are integer ns (``end - start``) stored exactly; FLOP and byte columns are NULL (nsys has no
     counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
-    SQLite database.
+    SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.
     """
-    import adbc_driver_sqlite.dbapi as adbc
     import duckdb
 
     path = Path(path)
-    try:
-        conn = adbc.connect(f"file:{path}?mode=ro")
-    except Exception as e:  # noqa: BLE001 - the driver raises its own error types
-        raise InputError(f"{path}: cannot open as SQLite ({e})") from e
-    try:
-        cur = conn.cursor()
+    meta, sources = _read_sources(path)
+    has_kernel_table = sources["k_raw"][1] is not None
+    with tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill:
+        con = duckdb.connect(
+            config={"preserve_insertion_order": False, "temp_directory": spill, "memory_limit": MEMORY_LIMIT}
+        )
         try:
-            cur.execute("SELECT count(*) FROM sqlite_master")
-            cur.fetchall()
-        except Exception as e:  # noqa: BLE001
-            raise InputError(f"{path}: not a readable SQLite database ({str(e).splitlines()[0]})") from e
-        meta = _meta(cur)
-        sources = {
-            "k_raw": _select(cur, "CUPTI_ACTIVITY_KIND_KERNEL", _KERNEL_COLS),
-            "mc_raw": _select(cur, "CUPTI_ACTIVITY_KIND_MEMCPY", _MEMOP_COLS),
-            "ms_raw": _select(cur, "CUPTI_ACTIVITY_KIND_MEMSET", _MEMOP_COLS),
-            "api_raw0": _select(cur, "CUPTI_ACTIVITY_KIND_RUNTIME", _API_COLS),
-            "api_raw1": _select(cur, "CUPTI_ACTIVITY_KIND_DRIVER", _API_COLS),
-            "nvtx_raw": _select(cur, "NVTX_EVENTS", _NVTX_COLS),
-            "gpus": _select(cur, "TARGET_INFO_GPU", _GPU_COLS),
-            "strings": _select(cur, "StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
-        }
-        has_kernel_table = sources["k_raw"][1] is not None
-        if sources["strings"][1] is None and not meta:
-            raise InputError(
-                f"{path}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
-            )
-    except InputError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise InputError(f"{path}: cannot read the Nsight Systems tables ({str(e).splitlines()[0]})") from e
-    finally:
-        conn.close()
+            yield _attribute(con, meta, sources, run_id, has_kernel_table)
+        finally:
+            con.close()
 
-    con = duckdb.connect(config={"preserve_insertion_order": False})
+
+MEMORY_LIMIT = "1GB"
+
+
+def _attribute(
+    con: Any,
+    meta: dict[str, str],
+    sources: dict[str, tuple[str, pa.Table | None]],
+    run_id: str,
+    has_kernel_table: bool,
+) -> dict[str, Any]:
+    log.debug("sources read: %d MB", _rss_mb())
     for table, (select, arrow) in sources.items():
         _load(con, table, select, arrow)
     con.execute(
         """
         CREATE VIEW src_kernel AS
-        SELECT
-            row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx,
-            k.* EXCLUDE (name_id, name_text, short_name_id, short_name_text, mangled_name_id, mangled_name_text),
-            coalesce(k.name_text, s1.value) AS name,
-            coalesce(k.short_name_text, s2.value) AS short_name,
-            coalesce(k.mangled_name_text, s3.value) AS mangled_name
+        SELECT row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx, k.*
         FROM k_raw AS k
-        LEFT JOIN strings AS s1 ON s1.id = k.name_id
-        LEFT JOIN strings AS s2 ON s2.id = k.short_name_id
-        LEFT JOIN strings AS s3 ON s3.id = k.mangled_name_id
         """
     )
     con.execute(
@@ -224,81 +307,127 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
     for stmt in _statements(sql):
         t0 = time.perf_counter()
         con.execute(stmt)
-        log.debug("%.3f s  %s", time.perf_counter() - t0, " ".join(stmt.split())[:60])
+        log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
-    kernels = fetch_arrow(
-        con,
-        f"""
-        SELECT
-            '{run_id}' AS run_id,
-            k.idx AS kernel_id,
-            k.name,
-            k.short_name,
-            k.mangled_name,
-            k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
-            k.grid_x * k.grid_y * k.grid_z AS grid_size,
-            k.block_x * k.block_y * k.block_z AS block_size,
-            k.registers AS registers_per_thread,
-            k.smem_static AS shared_mem_static_bytes,
-            k.smem_dynamic AS shared_mem_dynamic_bytes,
-            k.device_id, k.context_id, k.stream_id,
-            g.gpu_name,
-            CASE WHEN g.cc_major IS NOT NULL THEN g.cc_major::VARCHAR || '.' || g.cc_minor::VARCHAR END
-                AS compute_capability,
-            o.nvtx_path, o.nvtx_stack, o.nvtx_domain,
-            k.start AS start_ns, k."end" AS end_ns,
-            (k."end" - k.start)::DOUBLE AS duration_ns,
-            k.correlation_id, k.graph_id, k.graph_node_id, k.process AS process_id,
-            o.launch_thread, o.launch_start_ns, o.launch_api, o.attribution, o.nvtx_start_end
-        FROM ops_out AS o
-        JOIN src_kernel AS k ON o.op_kind = 'kernel' AND k.idx = o.idx
-        LEFT JOIN gpus AS g ON g.device_id = k.device_id
-        ORDER BY k.idx
-        """,
+    counts = dict(con.execute("SELECT op_kind, count(*) FROM ops_out GROUP BY op_kind").fetchall())
+    n_kernels = counts.get("kernel", 0)
+    n_memops = sum(v for k, v in counts.items() if k != "kernel")
+    (n_ranges,) = con.execute("SELECT count(*) FROM ranges_out").fetchone()
+    # The outputs are streamed to Parquet in source order. Kernels and memops: the ORDER BY sorts integer rows
+    # only, and the strings (kernel names, NVTX paths) are joined after it from small tables, in that order
+    # (insertion order kept from here on); sorting whole rows with their names cost 280 MB at 150k kernels.
+    # Ranges have one text each: sorted whole (+36 MB at 700k ranges). The writer's ROW_GROUP_SIZE option would
+    # lose the order (DuckDB 2.0): left at its default.
+    con.execute("SET preserve_insertion_order = true")
+    kernel_cols = {
+        "run_id": f"'{run_id}'",
+        "kernel_id": "x.idx",
+        **{n: f"coalesce(x.{n}_text, s_{n}.value)" for n in ("name", "short_name", "mangled_name")},
+        **{c: f"x.{c}" for c in ("device_id", "context_id", "stream_id", "launch_thread", "launch_start_ns",
+                                 "launch_api", "attribution", "nvtx_start_end", "correlation_id", "graph_id",
+                                 "graph_node_id")},
+        **{f"{d}_{a}": f"x.{d}_{a}" for d in ("grid", "block") for a in "xyz"},
+        "grid_size": "x.grid_x * x.grid_y * x.grid_z",
+        "block_size": "x.block_x * x.block_y * x.block_z",
+        "registers_per_thread": "x.registers",
+        "shared_mem_static_bytes": "x.smem_static",
+        "shared_mem_dynamic_bytes": "x.smem_dynamic",
+        "gpu_name": "g.gpu_name",
+        "compute_capability": "CASE WHEN g.cc_major IS NOT NULL THEN g.cc_major::VARCHAR || '.' || g.cc_minor::VARCHAR END",
+        **{c: f"p.{c}" for c in ("nvtx_path", "nvtx_stack", "nvtx_domain")},
+        "start_ns": "x.start",
+        "end_ns": 'x."end"',
+        "duration_ns": 'x."end" - x.start',
+        "process_id": "x.process",
+        # CASE over a column, not a bare constant: DuckDB would write the column as REQUIRED (not null) and
+        # pyarrow-written partitions have it OPTIONAL
+        "provenance": f"CASE WHEN x.idx >= 0 THEN MAP {{'*': '{_NO_COUNTERS_SHORT}'}} END",
+        "flags": "CASE WHEN x.idx >= 0 THEN []::VARCHAR[] END",
+    }  # fmt: skip
+    memop_cols = {
+        "run_id": f"'{run_id}'",
+        "op_id": "x.idx",
+        **{c: f"x.{c}" for c in ("kind", "copy_kind", "bytes", "device_id", "context_id", "stream_id",
+                                 "correlation_id", "launch_thread", "launch_start_ns", "attribution")},
+        "start_ns": "x.start",
+        "end_ns": 'x."end"',
+        "duration_ns": 'x."end" - x.start',
+        "process_id": "x.process",
+        **{c: f"p.{c}" for c in ("nvtx_path", "nvtx_stack", "nvtx_domain")},
+    }  # fmt: skip
+    range_cols = {
+        "run_id": f"'{run_id}'",
+        "domain": "d.domain",
+        "name": "r.name",
+        "text": "n.text",
+        **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "thread", "process", "end_thread",
+                                 "depth", "parent_id")},
+    }  # fmt: skip
+    op_cols = "o.path_id, o.launch_thread, o.launch_start_ns, o.launch_api, o.attribution, o.nvtx_start_end"
+    names = "".join(
+        f" LEFT JOIN strings AS s_{n} ON s_{n}.id = x.{n}_id" for n in ("name", "short_name", "mangled_name")
     )
-    memops = fetch_arrow(
-        con,
-        f"""
-        SELECT '{run_id}' AS run_id, m.idx AS op_id, m.kind, m.copy_kind, m.bytes, m.start AS start_ns,
-               m."end" AS end_ns, m."end" - m.start AS duration_ns, m.device_id, m.context_id, m.stream_id,
-               m.correlation_id, m.process AS process_id, o.launch_thread, o.launch_start_ns, o.nvtx_path,
-               o.nvtx_stack, o.nvtx_domain, o.attribution
-        FROM ops_out AS o JOIN src_memop AS m ON o.op_kind = m.kind AND m.idx = o.idx
-        ORDER BY m.idx
-        """,
-    )
-    ranges = fetch_arrow(
-        con,
-        f"""
-        SELECT '{run_id}' AS run_id, r.range_id, d.domain, range_name(n.text) AS name, n.text, r.kind, r.start_ns,
-               r.end_ns, r.thread, r.process, r.end_thread, r.depth, r.parent_id
-        FROM ranges_out AS r
-        JOIN src_nvtx AS n ON n.src_row = r.range_id
-        LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
-        ORDER BY r.range_id
-        """,
-    )
-    coverage = fetch_arrow(
-        con,
-        f"""
-        SELECT '{run_id}' AS run_id, device_id, op_kind, attribution, count(*) AS ops,
-               sum("end" - start)::BIGINT AS gpu_time_ns, count(graph_node_id) AS graph_ops
-        FROM (SELECT o.op_kind, o.attribution, x.device_id, x."end", x.start, x.graph_node_id
-              FROM ops_out AS o JOIN ops AS x USING (uid))
-        GROUP BY ALL ORDER BY device_id, op_kind, attribution
-        """,
-    )
+    tables = {
+        "kernels": DuckTable(
+            con,
+            f"""
+            SELECT {conform_select(KERNELS, kernel_cols)}
+            FROM (
+                SELECT k.*, {op_cols}
+                FROM ops_out AS o JOIN src_kernel AS k ON o.op_kind = 'kernel' AND k.idx = o.idx
+                ORDER BY k.idx
+            ) AS x
+            {names}
+            LEFT JOIN gpus AS g ON g.device_id = x.device_id
+            LEFT JOIN paths AS p ON p.path_id = x.path_id
+            """,
+            KERNELS,
+            n_kernels,
+        ),
+        "memops": DuckTable(
+            con,
+            f"""
+            SELECT {conform_select(MEMOPS, memop_cols)}
+            FROM (
+                SELECT m.*, {op_cols}
+                FROM ops_out AS o JOIN src_memop AS m ON o.op_kind = m.kind AND m.idx = o.idx
+                ORDER BY m.idx
+            ) AS x
+            LEFT JOIN paths AS p ON p.path_id = x.path_id
+            """,
+            MEMOPS,
+            n_memops,
+        ),
+        "ranges": DuckTable(
+            con,
+            f"""
+            SELECT {conform_select(RANGES, range_cols)}
+            FROM ranges_out AS r
+            JOIN src_nvtx AS n ON n.src_row = r.range_id
+            LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
+            ORDER BY r.range_id
+            """,
+            RANGES,
+            n_ranges,
+        ),
+    }
+    coverage_cols = {c: c for c in COVERAGE.names if c != "run_id"} | {"run_id": f"'{run_id}'"}
+    coverage_sql = f"""
+        SELECT {conform_select(COVERAGE, coverage_cols)}
+        FROM (
+            SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
+                   count(graph_node_id) AS graph_ops
+            FROM ops_out
+            GROUP BY ALL
+        )
+        ORDER BY device_id, op_kind, attribution
+        """
+    (n_cov,) = con.execute(f"SELECT count(*) FROM ({coverage_sql})").fetchone()
+    tables["coverage"] = DuckTable(con, coverage_sql, COVERAGE, n_cov)
     gpu = con.execute("SELECT gpu_name, cc_major, cc_minor FROM gpus ORDER BY device_id LIMIT 1").fetchall()
-    con.close()
-
-    kernels = _conform(_arrow(kernels), KERNELS, defaults={"provenance": _provenance(), "flags": []})
-    n = kernels.num_rows
     version = meta.get("EXPORT_PRODUCT_VERSION")
     return {
-        "kernels": kernels,
-        "memops": _conform(_arrow(memops), MEMOPS),
-        "ranges": _conform(_arrow(ranges), RANGES),
-        "coverage": _conform(_arrow(coverage), COVERAGE),
+        **tables,
         "run": {
             "source_format": "nsys-sqlite",
             "producer": f"nsys {version}" if version else "nsys (export records no product version)",
@@ -307,13 +436,22 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
             "host": None,
             "gpu_name": gpu[0][0] if gpu else None,
             "compute_capability": f"{gpu[0][1]}.{gpu[0][2]}" if gpu and gpu[0][1] is not None else None,
-            "n_kernels": n,
+            "n_kernels": n_kernels,
             "n_metrics": 0,
             "derivation": '{"all": ["' + _NO_COUNTERS + '"]}',
             "fp16_convention": None,
             "has_kernel_table": has_kernel_table,
         },
     }
+
+
+def _rss_mb() -> int:
+    """Current resident memory of this process in MB (Linux; 0 elsewhere), for the debug log."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 >> 20
+    except OSError:
+        return 0
 
 
 def _statements(sql: str) -> list[str]:
@@ -327,26 +465,3 @@ def _statements(sql: str) -> list[str]:
                 out.append(stmt)
             cur = []
     return out
-
-
-def _arrow(x: Any) -> pa.Table:
-    return x.read_all() if hasattr(x, "read_all") else x
-
-
-def _provenance() -> list[tuple[str, str]]:
-    # one short entry, not one per quantity: 148k kernels x 7 long strings cost 100 MB of memory (runs.derivation
-    # holds the full reason)
-    return [("*", "NULL: no counters in Nsight Systems")]
-
-
-def _conform(table: pa.Table, schema: pa.Schema, defaults: dict[str, Any] | None = None) -> pa.Table:
-    """``table`` with exactly ``schema``'s columns, in order, cast; absent columns NULL (or ``defaults``)."""
-    cols = []
-    for f in schema:
-        if f.name in table.column_names:
-            cols.append(table.column(f.name).cast(f.type))
-        elif defaults and f.name in defaults:
-            cols.append(pa.array([defaults[f.name]] * table.num_rows, f.type))
-        else:
-            cols.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(cols, schema=schema)

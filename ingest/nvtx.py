@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-_PYTORCH = re.compile(r"^(.*?), (?:seq|op_id|sizes|input_op_ids) = ")
+_PYTORCH_KEYS = (", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = ")
 _PYPROF_OP = re.compile(r"^\{'mod': '([^']*)', 'op': '([^']*)'")
 _PYPROF_STACK = re.compile(r"'funcStack': '[^']*/([^'/]*)'")
 
@@ -22,8 +22,10 @@ def range_name(text: str | None) -> str | None:
     """The grouping name of an NVTX range text (see the module docstring)."""
     if text is None:
         return None
-    if " = " in text and (m := _PYTORCH.match(text)):
-        return m.group(1)
+    if " = " in text:
+        cut = [i for i in (text.find(k) for k in _PYTORCH_KEYS) if i >= 0]
+        if cut:
+            return text[: min(cut)]
     if text.startswith("{'"):
         if m := _PYPROF_OP.match(text):
             return f"{m.group(1)}.{m.group(2)}"

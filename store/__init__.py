@@ -80,6 +80,60 @@ def _duck_type(t: pa.DataType) -> str:
     raise TypeError(f"no DuckDB type for {t}")
 
 
+def conform_select(schema: pa.Schema, exprs: dict[str, str]) -> str:
+    """A DuckDB select list giving exactly ``schema``'s columns, in order: ``CAST(expr AS type) AS "name"`` for the
+    columns in ``exprs`` (SQL expressions), ``NULL::type`` for the others. Raises ``KeyError`` for an expression
+    naming no column of ``schema`` (a typo would otherwise drop data silently)."""
+    unknown = set(exprs) - set(schema.names)
+    if unknown:
+        raise KeyError(f"not columns of the schema: {sorted(unknown)}")
+    return ", ".join(
+        f'CAST({exprs[f.name]} AS {_duck_type(f.type)}) AS "{f.name}"'
+        if f.name in exprs
+        else f'NULL::{_duck_type(f.type)} AS "{f.name}"'
+        for f in schema
+    )
+
+
+class DuckTable:
+    """A table of one run that is still a query in a reader's DuckDB connection: written to Parquet by DuckDB's
+    streaming writer (no copy in Python memory), or fetched as Arrow.
+
+    ``select`` is a full SELECT statement whose columns are exactly ``schema``'s (see :func:`conform_select`);
+    ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table). The connection must
+    stay open until the table is written.
+    """
+
+    def __init__(self, con: Any, select: str, schema: pa.Schema, num_rows: int) -> None:
+        self.con = con
+        self.select = select
+        self.schema = schema
+        self.num_rows = num_rows
+
+    def to_arrow(self) -> pa.Table:
+        """The rows as a ``pyarrow.Table`` with ``schema`` (field metadata included). Raises ``duckdb.Error``."""
+        return fetch_arrow(self.con, self.select).cast(self.schema)
+
+    def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
+        """Write the rows to ``path`` (zstd) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``,
+        as pyarrow writes it, so Arrow readers see the units and descriptions). Statistics are DuckDB's, also on
+        float columns: the readers that use this class hold no NaN (see :func:`_stat_columns`)."""
+        import base64
+
+        kv = {**{k.decode(): v.decode() for k, v in metadata.items()}}
+        kv["ARROW:schema"] = base64.b64encode(self.schema.serialize().to_pybytes()).decode()
+        opts = ", ".join(f"'{_sql_str(k)}': '{_sql_str(v)}'" for k, v in kv.items())
+        self.con.execute(
+            f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
+            f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{opts}}})"
+        )
+
+
+def _sql_str(s: str) -> str:
+    """``s`` for inside an SQL string literal (quotes doubled)."""
+    return s.replace("'", "''")
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -219,10 +273,12 @@ class Store:
                     n += 1
         return n
 
-    def publish(self, run_id: str, tables: dict[str, pa.Table], *, force: bool = False) -> PublishResult:
+    def publish(
+        self, run_id: str, tables: dict[str, pa.Table | DuckTable], *, force: bool = False
+    ) -> PublishResult:
         """Write one run atomically: stage every table, fsync, rename into place, ``runs`` last.
 
-        ``tables`` must hold ``runs``; a data table that is absent or empty writes no file (its view simply has no
+        ``tables`` must hold ``runs``; each is a ``pyarrow.Table`` or a :class:`DuckTable`; a data table that is absent or empty writes no file (its view simply has no
         rows of this run). If the run exists and not
         ``force``, nothing is written (status ``exists``). Safe against concurrent publishers (an flock on
         ``STORE/.lock`` is held only during the renames). Raises :class:`StoreError` when the store cannot be
@@ -244,12 +300,15 @@ class Store:
                 path = dest / "part-0.parquet"
                 meta = dict(table.schema.metadata or {})
                 meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
-                pq.write_table(
-                    table.replace_schema_metadata(meta),
-                    path,
-                    compression="zstd",
-                    write_statistics=_stat_columns(table.schema),
-                )
+                if isinstance(table, DuckTable):
+                    table.write_parquet(path, meta)
+                else:
+                    pq.write_table(
+                        table.replace_schema_metadata(meta),
+                        path,
+                        compression="zstd",
+                        write_statistics=_stat_columns(table.schema),
+                    )
                 with open(path, "rb+") as f:
                     os.fsync(f.fileno())
                 _fsync_dir(dest)
@@ -332,9 +391,9 @@ class Store:
                 # hive_partitioning=true would prune filtered queries by directory (13 ms vs 90 ms at 1,000 runs) but
                 # makes every bind parse 1,000 paths; views over a few runs (only_runs) list their files instead
                 where = (
-                    "[" + ", ".join(f"'{self._quote(f)}'" for f in files[t]) + "]"
+                    "[" + ", ".join(f"'{_sql_str(f)}'" for f in files[t]) + "]"
                     if files is not None
-                    else f"'{self._quote(self.glob(t))}'"
+                    else f"'{_sql_str(self.glob(t))}'"
                 )
                 src = f"read_parquet({where}, hive_partitioning = false)"
                 body = f"SELECT * FROM {src}"
@@ -350,10 +409,6 @@ class Store:
         for name, sql in (extra_views or {}).items():
             con.execute(f"CREATE VIEW {name} AS {sql}")
         return con
-
-    @staticmethod
-    def _quote(s: str) -> str:
-        return s.replace("'", "''")
 
 
 def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.Table:

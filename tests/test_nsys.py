@@ -237,3 +237,30 @@ def test_range_name_rules() -> None:
     )
     assert range_name("{'traceMarker': ['a.py:1'], 'funcStack': '/<module>/Net::forward/relu'}") == "relu"
     assert range_name("encoder.layer.3/attention") == "encoder.layer.3/attention"
+
+
+def test_streamed_parquet_keeps_source_order_and_schema(nsys_store: Path) -> None:
+    """nsys tables are written by DuckDB's streaming Parquet writer (rooflake.store.DuckTable), not pyarrow: rows
+    come in id order, and Arrow readers see the same schema (field units and descriptions) and store metadata."""
+    import pyarrow.parquet as pq
+
+    from rooflake.schema import KERNELS, MEMOPS, RANGES
+
+    big = NSYS / "GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite"
+    con = queries.connect(Store(nsys_store))
+    run = _run(con, big)
+    for table, schema, key in (("kernels", KERNELS, "kernel_id"), ("ranges", RANGES, "range_id"),
+                               ("memops", MEMOPS, "op_id")):  # fmt: skip
+        (path,) = (nsys_store / table / f"run_id={run}").glob("*.parquet")
+        got = pq.read_table(path)
+        ids = got.column(key).to_pylist()
+        assert len(ids) > 1000 and ids == sorted(ids), table
+        assert got.schema.names == schema.names
+        assert [f.type for f in got.schema] == [f.type for f in schema], table
+        for f in schema:
+            assert got.schema.field(f.name).metadata == f.metadata, (table, f.name)
+        meta = pq.read_schema(path).metadata
+        assert meta[b"rooflake.schema_version"] == b"1"
+    kernels = pq.read_table(next((nsys_store / "kernels" / f"run_id={run}").glob("*.parquet")))
+    assert kernels.column("provenance")[0].as_py() == [("*", "NULL: no counters in Nsight Systems")]
+    assert kernels.schema.field("provenance").nullable and kernels.schema.field("flags").nullable
