@@ -38,6 +38,7 @@ def scaled_copy(src: Path, dst: Path, target: int) -> int:
     cols = {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")] for t in (
         "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
         "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")}  # fmt: skip
+    cols = {t: names for t, names in cols.items() if names}  # tables this export has
     for t, names in cols.items():
         base = f"tmp_{t}"
         db.execute(f"CREATE TEMP TABLE {base} AS SELECT * FROM {t}")

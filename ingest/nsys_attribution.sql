@@ -1,21 +1,24 @@
 -- nsys_attribution: NVTX ranges, their nesting, and the attribution of every GPU operation (kernel, memcpy,
 -- memset) to the NVTX ranges open on the CPU thread that launched it, at the launch call's time.
 --
--- Inputs (views created by rooflake.ingest.nsys_sqlite over the export's tables, typed, possibly empty):
---   src_kernel(idx, start, "end", device_id, correlation_id, process, graph_node_id, ...)   idx = row number
---   src_memop(idx, kind, start, "end", device_id, correlation_id, process, ...)
---   src_api(start, "end", thread, correlation_id, api)          CUDA runtime + driver API calls
---   nvtx_raw(src_row, start, "end", event_type, text_inline, text_id, thread, end_thread, domain_id)
---   src_nvtx(src_row, ..., text)                                  the same with text resolved via StringIds
---   src_domain(domain_id, domain)                                NvtxDomainCreate events
+-- Inputs (views created by rooflake.ingest.nsys_sqlite over the export's tables read as Arrow, typed, possibly
+-- empty; NAME columns as <name>_id into StringIds and <name>_text inline):
+--   k_raw (start, "end", device_id, ..., name_id, name_text, grid_x, ..., graph_node_id)   CUPTI_ACTIVITY_KIND_KERNEL
+--   mc_raw, ms_raw (start, "end", device_id, ..., bytes, copy_kind)                         memcpy, memset
+--   api_raw0, api_raw1 (start, "end", thread, correlation_id, api_id, api_text)            runtime, driver API
+--   nvtx_raw (src_row, start, "end", event_type, text_inline, text_id, thread, end_thread, domain_id)
+--   strings (id, value)                                                                     StringIds
 -- Outputs (temporary tables the reader writes out, joined with the source's strings at the end):
---   ranges_out  one row per range, its name but not its text (range_id = src_row of the NVTX event): kind,
---               depth, parent_id, name, ...
---   ops_out     one row per GPU operation (op_kind + idx point back at its source row), in (op_kind, idx) order:
---               launch call, innermost range, path_id, start/end range names, attribution reason
+--   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
+--               text stays in the Arrow source, more compact than a DuckDB table, until the output)
+--   ops         one row per GPU operation (uid; op_kind, idx = row number of its table in start order; all its
+--               source columns; its launch call)
+--   ops_out     uid -> path_id, nvtx_start_end (start/end range names), attribution (reason)
 --   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
--- Range text (the bulk of the data) stays in the source until the output.
+-- Directives for the reader: "-- @wait <source>" before a statement that needs a source still being read (the
+-- NVTX table is read on a second thread while the GPU operations are prepared); "-- @release <source>" frees a
+-- source's Arrow table once no later statement reads it.
 --
 -- Method. Push/pop ranges nest per lane = (thread, domain). One sort of the lane's events (push, pop, and the
 -- launch calls of GPU operations made on that thread) and a running sum of +1 (push) / -1 (pop) give the open
@@ -45,6 +48,63 @@ CASE
     ELSE t
 END;
 
+-- GPU operations in start order (idx: kernel_id / op_id), API calls
+CREATE TEMP VIEW src_kernel AS
+SELECT row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx, k.*
+FROM k_raw AS k;
+
+CREATE TEMP VIEW src_memop AS
+SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
+FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw);
+
+CREATE TEMP VIEW src_api AS
+SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api
+FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
+LEFT JOIN strings AS s ON s.id = a.api_id;
+
+-- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
+CREATE TEMP TABLE api1 AS
+SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS thread,
+       min(start) AS start, arg_min(api, start) AS api
+FROM src_api
+GROUP BY ALL;
+
+-- every GPU operation with all its source columns and its launch call; uid: kernels even, memcpy/memset odd
+CREATE TEMP TABLE ops AS
+SELECT
+    CASE WHEN o.op_kind = 'kernel' THEN 2 * o.idx ELSE 2 * o.idx + 1 END AS uid,
+    o.*,
+    a.thread AS launch_thread,
+    a.start AS launch_start_ns,
+    a.api AS launch_api
+FROM (
+    SELECT 'kernel' AS op_kind, * FROM src_kernel
+    UNION ALL BY NAME
+    SELECT kind AS op_kind, * EXCLUDE (kind) FROM src_memop
+) AS o
+LEFT JOIN api1 AS a USING (process, correlation_id);
+
+-- @release k_raw mc_raw ms_raw api_raw0 api_raw1
+DROP TABLE api1;
+DROP VIEW src_api;
+DROP VIEW src_kernel;
+DROP VIEW src_memop;
+DROP VIEW api_raw0;
+DROP VIEW api_raw1;
+DROP VIEW k_raw;
+DROP VIEW mc_raw;
+DROP VIEW ms_raw;
+
+-- NVTX ranges (read on the second thread until here)
+-- @wait nvtx_raw
+CREATE TEMP VIEW src_nvtx AS
+SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread,
+       n.end_thread, n.domain_id
+FROM nvtx_raw AS n LEFT JOIN strings AS s ON s.id = n.text_id;
+
+CREATE TEMP VIEW src_domain AS
+SELECT domain_id, any_value(text) AS domain FROM src_nvtx WHERE event_type = 75 GROUP BY domain_id;
+
 CREATE TEMP TABLE domain_names AS
 SELECT ids.domain_id,
        coalesce(d.domain, CASE WHEN ids.domain_id = 0 THEN '<default domain>' ELSE 'domain ' || ids.domain_id::VARCHAR END)
@@ -52,7 +112,7 @@ SELECT ids.domain_id,
 FROM (SELECT DISTINCT coalesce(domain_id, 0) AS domain_id FROM nvtx_raw) AS ids
 LEFT JOIN src_domain AS d USING (domain_id);
 
--- ranges: range_id = the event's rowid (a view: read from the Arrow source where used)
+-- ranges: range_id = the event's rowid (a view: read from the Arrow source where used; text as in the source)
 CREATE TEMP VIEW r0 AS
 SELECT
     n.src_row AS range_id,
@@ -67,9 +127,9 @@ SELECT
     n.thread,
     n.thread & ~16777215 AS process,
     n.end_thread,
-    coalesce(n.text_inline, s.value) AS text
+    n.text_inline,
+    n.text_id
 FROM nvtx_raw AS n
-LEFT JOIN strings AS s ON s.id = n.text_id
 WHERE n.event_type IN (34, 59, 60, 65, 70, 71);
 
 -- lanes: the (thread, domain) pairs that hold push/pop ranges
@@ -77,56 +137,35 @@ CREATE TEMP TABLE lanes AS
 SELECT thread, domain_id, (row_number() OVER (ORDER BY thread, domain_id))::INTEGER AS lane
 FROM (SELECT DISTINCT thread, domain_id FROM r0 WHERE kind = 'push_pop');
 
--- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
-CREATE TEMP TABLE api1 AS
-SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS thread,
-       min(start) AS start, arg_min(api, start) AS api
-FROM src_api
-GROUP BY ALL;
-
--- every GPU operation: uid, its source table and row (idx), and its launch call
-CREATE TEMP TABLE ops AS
-SELECT
-    row_number() OVER (ORDER BY o.start, o.op_kind, o.idx) - 1 AS uid,
-    o.*,
-    a.thread AS launch_thread,
-    a.start AS launch_start_ns,
-    a.api AS launch_api
-FROM (
-    SELECT 'kernel' AS op_kind, idx, start, "end", device_id, correlation_id, process, graph_node_id
-    FROM src_kernel
-    UNION ALL
-    SELECT kind, idx, start, "end", device_id, correlation_id, process, NULL FROM src_memop
-) AS o
-LEFT JOIN api1 AS a USING (process, correlation_id);
-
-DROP TABLE api1;
-
--- every lane's events in stack order (ord: 0 pop of an earlier range, 1 push, 2 pop of a zero-length range,
--- 3 launch; sub and tie order events with the same t and ord), with the open depth after each (level)
+-- every lane's events in stack order (kind: 1 push, -1 pop, 0 launch; ord: 0 pop of an earlier range, 1 push, 2 pop
+-- of a zero-length range, 3 launch; sub, then range_id (pushes) or its negative (pops) order events with the same t
+-- and ord), with the open depth after each (level = running sum of kind); pushes and launches are kept (pops
+-- only count)
 CREATE TEMP TABLE ev AS
+SELECT * FROM (
 SELECT
     lane, kind, ref, t,
     row_number() OVER w AS seq,
-    (sum(delta) OVER (w ROWS UNBOUNDED PRECEDING))::INTEGER AS level
+    (sum(kind) OVER (w ROWS UNBOUNDED PRECEDING))::INTEGER AS level
 FROM (
-    SELECT l.lane, 1::TINYINT AS kind, r.range_id AS ref, r.start_ns AS t, 1 AS ord, 1 AS delta,
-           -(coalesce(r.end_ns, 9223372036854775807) - r.start_ns) AS sub, r.range_id AS tie
+    SELECT l.lane, 1::TINYINT AS kind, r.range_id AS ref, r.start_ns AS t, 1::TINYINT AS ord,
+           -(coalesce(r.end_ns, 9223372036854775807) - r.start_ns) AS sub
     FROM r0 AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.kind = 'push_pop'
     UNION ALL
-    SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, -1,
-           -r.start_ns, -r.range_id
+    SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, -r.start_ns
     FROM r0 AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.kind = 'push_pop' AND r.end_ns IS NOT NULL
     UNION ALL
-    SELECT l.lane, 0::TINYINT, o.uid, o.launch_start_ns, 3, 0, 0, 0
+    SELECT l.lane, 0::TINYINT, o.uid, o.launch_start_ns, 3, 0
     FROM ops AS o JOIN lanes AS l ON l.thread = o.launch_thread
 )
-WINDOW w AS (PARTITION BY lane ORDER BY t, ord, sub, tie);
+WINDOW w AS (PARTITION BY lane ORDER BY t, ord, sub, ref * kind)
+)
+WHERE kind >= 0;
 
 -- for a push: its parent (latest push one level up); for a launch: the innermost open range of the lane
 CREATE TEMP TABLE ev_up AS
 SELECT e.kind, e.ref, e.level, p.ref AS up_id, p.t AS up_start
-FROM (SELECT * FROM ev WHERE kind >= 0) AS e
+FROM ev AS e
 ASOF LEFT JOIN (SELECT lane, seq, level, ref, t FROM ev WHERE kind = 1) AS p
     ON p.lane = e.lane AND p.level = e.level - e.kind AND e.seq >= p.seq;
 
@@ -138,8 +177,14 @@ SELECT
     u.level - 1 AS depth,
     CASE WHEN u.level > 1 THEN u.up_id END AS parent_id,
     range_name(r0.text, r0.cut) AS name
-FROM (SELECT *, pytorch_cut(text) AS cut FROM r0) AS r0
+FROM (
+    SELECT *, pytorch_cut(text) AS cut
+    FROM (SELECT r0.*, coalesce(r0.text_inline, s.value) AS text FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id)
+) AS r0
 LEFT JOIN (SELECT ref, level, up_id FROM ev_up WHERE kind = 1) AS u ON u.ref = r0.range_id;
+
+DROP VIEW r0;
+DROP VIEW src_domain;
 
 -- innermost range of each operation: over its thread's lanes (domains), the latest-pushed innermost one
 CREATE TEMP TABLE op_inner AS
@@ -150,29 +195,17 @@ GROUP BY ref;
 
 DROP TABLE ev_up;
 
--- the stack of every range that is some operation's innermost one: walk up the parent ids
-CREATE TEMP TABLE chain AS
-WITH RECURSIVE up(leaf, cur, ids) AS (
-    SELECT r.range_id, r.parent_id, [r.range_id]
+-- the stack of names of every range that is some operation's innermost one (walking up the parent ids), then
+-- one path_id per distinct (domain, stack)
+CREATE TEMP TABLE leaf_stack AS
+WITH RECURSIVE up(leaf, domain_id, cur, stack) AS (
+    SELECT r.range_id, r.domain_id, r.parent_id, [r.name]
     FROM ranges_out AS r WHERE r.range_id IN (SELECT DISTINCT innermost FROM op_inner)
     UNION ALL
-    SELECT u.leaf, p.parent_id, list_prepend(p.range_id, u.ids)
+    SELECT u.leaf, u.domain_id, p.parent_id, list_prepend(p.name, u.stack)
     FROM up AS u JOIN ranges_out AS p ON p.range_id = u.cur
 )
-SELECT leaf, ids FROM up WHERE cur IS NULL;
-
--- each leaf's stack of names, then one path_id per distinct (domain, stack)
-CREATE TEMP TABLE leaf_stack AS
-WITH x AS (
-    SELECT leaf, unnest(ids) AS id, unnest(range(1, len(ids) + 1)) AS pos FROM chain
-)
-SELECT x.leaf, any_value(r.domain_id) AS domain_id, list(nm.name ORDER BY x.pos) AS stack
-FROM x
-JOIN ranges_out AS nm ON nm.range_id = x.id
-JOIN ranges_out AS r ON r.range_id = x.leaf
-GROUP BY x.leaf;
-
-DROP TABLE chain;
+SELECT leaf, domain_id, stack FROM up WHERE cur IS NULL;
 
 CREATE TEMP TABLE paths AS
 SELECT row_number() OVER (ORDER BY s.domain_id, s.stack) AS path_id, s.domain_id, s.stack AS nvtx_stack,
@@ -205,8 +238,7 @@ JOIN ranges_out AS r
 
 CREATE TEMP TABLE ops_out AS
 SELECT
-    o.uid, o.op_kind, o.idx, o.device_id, o.start, o."end", o.graph_node_id, o.launch_thread, o.launch_start_ns,
-    o.launch_api, lp.path_id, se.names AS nvtx_start_end,
+    o.uid, o.op_kind, lp.path_id, se.names AS nvtx_start_end,
     CASE
         WHEN lp.path_id IS NOT NULL THEN 'push_pop'
         WHEN o.launch_thread IS NULL THEN 'no_launch_row'
@@ -220,8 +252,8 @@ LEFT JOIN leaf_path AS lp ON lp.range_id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
 LEFT JOIN op_other AS ot USING (uid);
 
-DROP TABLE ops;
 DROP TABLE op_inner;
 DROP TABLE leaf_path;
 DROP TABLE op_se;
 DROP TABLE op_other;
+

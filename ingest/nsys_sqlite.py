@@ -13,7 +13,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -159,8 +159,8 @@ def _meta(db: _Sqlite) -> dict[str, str]:
     return {}
 
 
-# our table name -> (export table, columns); read in two groups on two threads (the ADBC driver releases the GIL):
-# NVTX_EVENTS, the biggest table of a PyTorch trace, alone; the others together
+# our table name -> (export table, columns). NVTX_EVENTS, the biggest table of a PyTorch trace, is read on a second
+# thread (the ADBC driver releases the GIL) while DuckDB prepares the GPU operations from the others.
 _SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "nvtx_raw": ("NVTX_EVENTS", _NVTX_COLS),
     "k_raw": ("CUPTI_ACTIVITY_KIND_KERNEL", _KERNEL_COLS),
@@ -171,19 +171,16 @@ _SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "gpus": ("TARGET_INFO_GPU", _GPU_COLS),
     "strings": ("StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
 }
-_READ_GROUPS = (["nvtx_raw"], [n for n in _SOURCES if n != "nvtx_raw"])
+_LATE = ("nvtx_raw",)
+
+Source = tuple[
+    str, "pa.Table | None"
+]  # (DuckDB select list over the Arrow table, the table or None if missing)
 
 
-def _read_group(path: Path, names: list[str]) -> dict[str, tuple[str, pa.Table | None]]:
-    db = _Sqlite(path)
-    try:
-        return {name: _select(db, *_SOURCES[name]) for name in names}
-    finally:
-        db.close()
-
-
-def _read_sources(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, pa.Table | None]]]:
-    """The export's metadata and every source table (see :func:`_select`). Raises :class:`InputError`."""
+def _check(path: Path) -> dict[str, str]:
+    """The export's metadata, after checking that ``path`` is an SQLite Nsight Systems export. Raises
+    :class:`InputError`."""
     try:
         db = _Sqlite(path)
     except Exception as e:  # noqa: BLE001 - the driver raises its own error types
@@ -198,24 +195,30 @@ def _read_sources(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, pa.T
             raise InputError(
                 f"{path}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
             )
+        return meta
     finally:
         db.close()
+
+
+def _read(path: Path, names: list[str]) -> dict[str, Source]:
+    """Source tables ``names`` (see :func:`_select`). Raises :class:`InputError`."""
     try:
-        with ThreadPoolExecutor(len(_READ_GROUPS)) as pool:
-            sources: dict[str, tuple[str, pa.Table | None]] = {}
-            for part in pool.map(lambda names: _read_group(path, names), _READ_GROUPS):
-                sources.update(part)
-    except Exception as e:  # noqa: BLE001
+        db = _Sqlite(path)
+        try:
+            return {name: _select(db, *_SOURCES[name]) for name in names}
+        finally:
+            db.close()
+    except Exception as e:  # noqa: BLE001 - the driver raises its own error types
         raise InputError(f"{path}: cannot read the Nsight Systems tables ({str(e).splitlines()[0]})") from e
-    return meta, sources
 
 
 def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
-    """Create DuckDB table ``name`` from the Arrow table, or empty with the same typed columns when it is None."""
+    """Create DuckDB view ``name`` over the Arrow table (zero-copy), or empty with the same typed columns when it is
+    None."""
     if arrow is None:
-        con.execute(f"CREATE TABLE {name} AS SELECT {select} FROM (SELECT NULL AS _) AS a WHERE false")
+        con.execute(f"CREATE VIEW {name} AS SELECT {select} FROM (SELECT NULL AS _) AS a WHERE false")
         return
-    con.register(f"{name}_arrow", arrow)  # zero-copy: a view over the Arrow table
+    con.register(f"{name}_arrow", arrow)
     con.execute(f"CREATE VIEW {name} AS SELECT {select} FROM {name}_arrow AS a")
 
 
@@ -244,16 +247,28 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     import duckdb
 
     path = Path(path)
-    meta, sources = _read_sources(path)
-    has_kernel_table = sources["k_raw"][1] is not None
-    with tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill:
-        con = duckdb.connect(
-            config={"preserve_insertion_order": False, "temp_directory": spill, "memory_limit": MEMORY_LIMIT}
-        )
+    meta = _check(path)
+    with (
+        ThreadPoolExecutor(1) as pool,
+        tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
+    ):
+        late = {name: pool.submit(_read, path, [name]) for name in _LATE}
         try:
-            yield _attribute(con, meta, sources, run_id, has_kernel_table)
+            sources = _read(path, [n for n in _SOURCES if n not in _LATE])
+            con = duckdb.connect(
+                config={
+                    "preserve_insertion_order": False,
+                    "temp_directory": spill,
+                    "memory_limit": MEMORY_LIMIT,
+                }
+            )
+            try:
+                yield _attribute(con, meta, sources, late, run_id)
+            finally:
+                con.close()
         finally:
-            con.close()
+            for f in late.values():
+                f.cancel()
 
 
 MEMORY_LIMIT = "1GB"
@@ -262,70 +277,45 @@ MEMORY_LIMIT = "1GB"
 def _attribute(
     con: Any,
     meta: dict[str, str],
-    sources: dict[str, tuple[str, pa.Table | None]],
+    sources: dict[str, Source],
+    late: dict[str, Future[dict[str, Source]]],
     run_id: str,
-    has_kernel_table: bool,
 ) -> dict[str, Any]:
-    log.debug("sources read: %d MB", _rss_mb())
+    """Run nsys_attribution.sql over the sources (``late`` ones are still being read) and declare the output tables.
+    Raises :class:`InputError` when a late source cannot be read."""
+    has_kernel_table = sources["k_raw"][1] is not None
     for table, (select, arrow) in sources.items():
         _load(con, table, select, arrow)
-    con.execute(
-        """
-        CREATE VIEW src_kernel AS
-        SELECT row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx, k.*
-        FROM k_raw AS k
-        """
-    )
-    con.execute(
-        """
-        CREATE VIEW src_memop AS
-        SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
-        FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw)
-        """
-    )
-    con.execute(
-        "CREATE VIEW src_api AS "
-        + " UNION ALL ".join(
-            f'SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api '
-            f"FROM api_raw{i} AS a LEFT JOIN strings AS s ON s.id = a.api_id"
-            for i in range(2)
-        )
-    )
-    con.execute(
-        """
-        CREATE VIEW src_nvtx AS
-        SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread,
-               n.end_thread, n.domain_id
-        FROM nvtx_raw AS n LEFT JOIN strings AS s ON s.id = n.text_id
-        """
-    )
-    con.execute(
-        "CREATE VIEW src_domain AS SELECT domain_id, any_value(text) AS domain FROM src_nvtx "
-        "WHERE event_type = 75 GROUP BY domain_id"
-    )
     sql = resources.files("rooflake.ingest").joinpath("nsys_attribution.sql").read_text(encoding="utf-8")
     for stmt in _statements(sql):
         t0 = time.perf_counter()
+        directives = [line.split() for line in stmt.splitlines() if line.startswith("-- @")]
+        for name in (n for d in directives if d[1] == "@wait" for n in d[2:]):
+            sources.update(late.pop(name).result())
+            _load(con, name, *sources[name])
         con.execute(stmt)
+        for name in (n for d in directives if d[1] == "@release" for n in d[2:]):
+            if sources.pop(name)[1] is not None:  # drop the last references: the Arrow memory is freed
+                con.unregister(f"{name}_arrow")
+                _trim()
         log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
-    counts = dict(con.execute("SELECT op_kind, count(*) FROM ops_out GROUP BY op_kind").fetchall())
+    counts = dict(con.execute("SELECT op_kind, count(*) FROM ops GROUP BY op_kind").fetchall())
     n_kernels = counts.get("kernel", 0)
     n_memops = sum(v for k, v in counts.items() if k != "kernel")
     (n_ranges,) = con.execute("SELECT count(*) FROM ranges_out").fetchone()
-    # The outputs are streamed to Parquet in source order. Kernels and memops: the ORDER BY sorts integer rows
-    # only, and the strings (kernel names, NVTX paths) are joined after it from small tables, in that order
-    # (insertion order kept from here on); sorting whole rows with their names cost 280 MB at 150k kernels.
-    # Ranges have one text each: sorted whole (+36 MB at 700k ranges). The writer's ROW_GROUP_SIZE option would
-    # lose the order (DuckDB 2.0): left at its default.
-    con.execute("SET preserve_insertion_order = true")
+    # The outputs are streamed to Parquet as DuckDB produces them, in row groups of 16k rows (a row group of 123k
+    # kernels with their names buffers 130 MB), in no particular row order: sorting whole rows with their names
+    # cost 280 MB at 150k kernels, and a sort of integers with the strings joined after it keeps its order only
+    # while DuckDB probes with the sorted side (not when an export has more strings than kernels).
     kernel_cols = {
         "run_id": f"'{run_id}'",
         "kernel_id": "x.idx",
         **{n: f"coalesce(x.{n}_text, s_{n}.value)" for n in ("name", "short_name", "mangled_name")},
         **{c: f"x.{c}" for c in ("device_id", "context_id", "stream_id", "launch_thread", "launch_start_ns",
-                                 "launch_api", "attribution", "nvtx_start_end", "correlation_id", "graph_id",
-                                 "graph_node_id")},
+                                 "launch_api", "correlation_id", "graph_id", "graph_node_id")},
+        "attribution": "a.attribution",
+        "nvtx_start_end": "a.nvtx_start_end",
         **{f"{d}_{a}": f"x.{d}_{a}" for d in ("grid", "block") for a in "xyz"},
         "grid_size": "x.grid_x * x.grid_y * x.grid_z",
         "block_size": "x.block_x * x.block_y * x.block_z",
@@ -347,8 +337,10 @@ def _attribute(
     memop_cols = {
         "run_id": f"'{run_id}'",
         "op_id": "x.idx",
-        **{c: f"x.{c}" for c in ("kind", "copy_kind", "bytes", "device_id", "context_id", "stream_id",
-                                 "correlation_id", "launch_thread", "launch_start_ns", "attribution")},
+        "kind": "x.op_kind",
+        **{c: f"x.{c}" for c in ("copy_kind", "bytes", "device_id", "context_id", "stream_id", "correlation_id",
+                                 "launch_thread", "launch_start_ns")},
+        "attribution": "a.attribution",
         "start_ns": "x.start",
         "end_ns": 'x."end"',
         "duration_ns": 'x."end" - x.start',
@@ -363,7 +355,6 @@ def _attribute(
         **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "thread", "process", "end_thread",
                                  "depth", "parent_id")},
     }  # fmt: skip
-    op_cols = "o.path_id, o.launch_thread, o.launch_start_ns, o.launch_api, o.attribution, o.nvtx_start_end"
     names = "".join(
         f" LEFT JOIN strings AS s_{n} ON s_{n}.id = x.{n}_id" for n in ("name", "short_name", "mangled_name")
     )
@@ -372,14 +363,12 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(KERNELS, kernel_cols)}
-            FROM (
-                SELECT k.*, {op_cols}
-                FROM ops_out AS o JOIN src_kernel AS k ON o.op_kind = 'kernel' AND k.idx = o.idx
-                ORDER BY k.idx
-            ) AS x
+            FROM ops AS x
+            JOIN ops_out AS a USING (uid)
             {names}
             LEFT JOIN gpus AS g ON g.device_id = x.device_id
-            LEFT JOIN paths AS p ON p.path_id = x.path_id
+            LEFT JOIN paths AS p ON p.path_id = a.path_id
+            WHERE a.op_kind = 'kernel'  -- filtered on the narrow side: DuckDB builds its hash table there
             """,
             KERNELS,
             n_kernels,
@@ -388,12 +377,10 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(MEMOPS, memop_cols)}
-            FROM (
-                SELECT m.*, {op_cols}
-                FROM ops_out AS o JOIN src_memop AS m ON o.op_kind = m.kind AND m.idx = o.idx
-                ORDER BY m.idx
-            ) AS x
-            LEFT JOIN paths AS p ON p.path_id = x.path_id
+            FROM ops AS x
+            JOIN ops_out AS a USING (uid)
+            LEFT JOIN paths AS p ON p.path_id = a.path_id
+            WHERE a.op_kind <> 'kernel'  -- filtered on the narrow side: DuckDB builds its hash table there
             """,
             MEMOPS,
             n_memops,
@@ -405,7 +392,6 @@ def _attribute(
             FROM ranges_out AS r
             JOIN src_nvtx AS n ON n.src_row = r.range_id
             LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
-            ORDER BY r.range_id
             """,
             RANGES,
             n_ranges,
@@ -417,7 +403,7 @@ def _attribute(
         FROM (
             SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
                    count(graph_node_id) AS graph_ops
-            FROM ops_out
+            FROM ops JOIN ops_out USING (uid, op_kind)
             GROUP BY ALL
         )
         ORDER BY device_id, op_kind, attribution
@@ -443,6 +429,17 @@ def _attribute(
             "has_kernel_table": has_kernel_table,
         },
     }
+
+
+def _trim() -> None:
+    """Give freed heap memory back to the OS (glibc keeps the ADBC driver's freed Arrow buffers otherwise)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def _rss_mb() -> int:

@@ -125,8 +125,11 @@ class DuckTable:
         opts = ", ".join(f"'{_sql_str(k)}': '{_sql_str(v)}'" for k, v in kv.items())
         self.con.execute(
             f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
-            f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{opts}}})"
+            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}, KV_METADATA {{{opts}}})"
         )
+
+
+ROW_GROUP_ROWS = 16384  # DuckTable's Parquet row groups: bounded memory for rows with long names
 
 
 def _sql_str(s: str) -> str:
