@@ -436,10 +436,8 @@ def _trim() -> None:
     import ctypes
     import ctypes.util
 
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not glibc
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def _rss_mb() -> int:
