@@ -16,8 +16,8 @@
 --   ops_out     uid -> path_id, nvtx_start_end (start/end range names), attribution (reason)
 --   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
--- Directives for the reader: "-- @wait <source>" before a statement that needs a source still being read (the
--- NVTX table is read on a second thread while the GPU operations are prepared); "-- @release <source>" frees a
+-- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
+-- another thread (the biggest table is, while this starts); "-- @release <source>" frees a
 -- source's Arrow table once no later statement reads it.
 --
 -- Method. Push/pop ranges nest per lane = (thread, domain). One sort of the lane's events (push, pop, and the
@@ -48,15 +48,8 @@ CASE
     ELSE t
 END;
 
--- GPU operations in start order (idx: kernel_id / op_id), API calls
-CREATE TEMP VIEW src_kernel AS
-SELECT row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx, k.*
-FROM k_raw AS k;
-
-CREATE TEMP VIEW src_memop AS
-SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
-FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw);
-
+-- API calls
+-- @wait api_raw0
 CREATE TEMP VIEW src_api AS
 SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api
 FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
@@ -68,6 +61,16 @@ SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS 
        min(start) AS start, arg_min(api, start) AS api
 FROM src_api
 GROUP BY ALL;
+
+-- GPU operations in start order (idx: kernel_id / op_id)
+-- @wait k_raw
+CREATE TEMP VIEW src_kernel AS
+SELECT row_number() OVER (ORDER BY k.start, k.correlation_id, k.process, k.device_id) - 1 AS idx, k.*
+FROM k_raw AS k;
+
+CREATE TEMP VIEW src_memop AS
+SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
+FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw);
 
 -- every GPU operation with all its source columns and its launch call; uid: kernels even, memcpy/memset odd
 CREATE TEMP TABLE ops AS
@@ -95,7 +98,7 @@ DROP VIEW k_raw;
 DROP VIEW mc_raw;
 DROP VIEW ms_raw;
 
--- NVTX ranges (read on the second thread until here)
+-- NVTX ranges
 -- @wait nvtx_raw
 CREATE TEMP VIEW src_nvtx AS
 SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread,
@@ -171,21 +174,6 @@ ASOF LEFT JOIN (SELECT lane, seq, level, ref, t FROM ev WHERE kind = 1) AS p
 
 DROP TABLE ev;
 
-CREATE TEMP TABLE ranges_out AS
-SELECT
-    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread,
-    u.level - 1 AS depth,
-    CASE WHEN u.level > 1 THEN u.up_id END AS parent_id,
-    range_name(r0.text, r0.cut) AS name
-FROM (
-    SELECT *, pytorch_cut(text) AS cut
-    FROM (SELECT r0.*, coalesce(r0.text_inline, s.value) AS text FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id)
-) AS r0
-LEFT JOIN (SELECT ref, level, up_id FROM ev_up WHERE kind = 1) AS u ON u.ref = r0.range_id;
-
-DROP VIEW r0;
-DROP VIEW src_domain;
-
 -- innermost range of each operation: over its thread's lanes (domains), the latest-pushed innermost one
 CREATE TEMP TABLE op_inner AS
 SELECT ref AS uid, arg_max(up_id, up_start) AS innermost
@@ -193,7 +181,29 @@ FROM ev_up
 WHERE kind = 0 AND level > 0
 GROUP BY ref;
 
+-- depth and parent of each push/pop range
+CREATE TEMP TABLE pp AS
+SELECT ref AS range_id, level - 1 AS depth, CASE WHEN level > 1 THEN up_id END AS parent_id
+FROM ev_up
+WHERE kind = 1;
+
 DROP TABLE ev_up;
+
+CREATE TEMP TABLE ranges_out AS
+SELECT
+    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread,
+    pp.depth,
+    pp.parent_id,
+    range_name(r0.text, r0.cut) AS name
+FROM (
+    SELECT *, pytorch_cut(text) AS cut
+    FROM (SELECT r0.*, coalesce(r0.text_inline, s.value) AS text FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id)
+) AS r0
+LEFT JOIN pp ON pp.range_id = r0.range_id;
+
+DROP TABLE pp;
+DROP VIEW r0;
+DROP VIEW src_domain;
 
 -- the stack of names of every range that is some operation's innermost one (walking up the parent ids), then
 -- one path_id per distinct (domain, stack)

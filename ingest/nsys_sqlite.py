@@ -159,8 +159,10 @@ def _meta(db: _Sqlite) -> dict[str, str]:
     return {}
 
 
-# our table name -> (export table, columns). NVTX_EVENTS, the biggest table of a PyTorch trace, is read on a second
-# thread (the ADBC driver releases the GIL) while DuckDB prepares the GPU operations from the others.
+# our table name -> (export table, columns). The biggest table (NVTX_EVENTS in a PyTorch trace, the kernels or the API
+# calls in others) is read on a second thread (the ADBC driver releases the GIL) while this one reads the others and
+# DuckDB starts on them. Candidates: the big tables, each named by a "-- @wait" in nsys_attribution.sql.
+_MAY_BE_LATE = ("nvtx_raw", "k_raw", "api_raw0")
 _SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "nvtx_raw": ("NVTX_EVENTS", _NVTX_COLS),
     "k_raw": ("CUPTI_ACTIVITY_KIND_KERNEL", _KERNEL_COLS),
@@ -171,16 +173,16 @@ _SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "gpus": ("TARGET_INFO_GPU", _GPU_COLS),
     "strings": ("StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
 }
-_LATE = ("nvtx_raw",)
 
 Source = tuple[
     str, "pa.Table | None"
 ]  # (DuckDB select list over the Arrow table, the table or None if missing)
 
 
-def _check(path: Path) -> dict[str, str]:
-    """The export's metadata, after checking that ``path`` is an SQLite Nsight Systems export. Raises
-    :class:`InputError`."""
+def _check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """The export's metadata and the size of each source table (rows x columns, from its largest rowid: no scan),
+    for the tables that may be read on the second thread, after checking that ``path`` is an SQLite Nsight Systems
+    export. Raises :class:`InputError`."""
     try:
         db = _Sqlite(path)
     except Exception as e:  # noqa: BLE001 - the driver raises its own error types
@@ -195,7 +197,14 @@ def _check(path: Path) -> dict[str, str]:
             raise InputError(
                 f"{path}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
             )
-        return meta
+        sizes = {}
+        for name in _MAY_BE_LATE:
+            table, cols = _SOURCES[name]
+            present = _columns(db, table)
+            if present is not None:
+                (rows,) = db.rows(f'SELECT max(rowid) FROM "{table}"')[0]
+                sizes[name] = (rows or 0) * sum(c in present for c, _, _ in cols)
+        return meta, sizes
     finally:
         db.close()
 
@@ -247,14 +256,15 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     import duckdb
 
     path = Path(path)
-    meta = _check(path)
+    meta, sizes = _check(path)
+    biggest = max(sizes, key=lambda n: sizes[n], default=None)
     with (
         ThreadPoolExecutor(1) as pool,
         tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
     ):
-        late = {name: pool.submit(_read, path, [name]) for name in _LATE}
+        late = {name: pool.submit(_read, path, [name]) for name in _SOURCES if name == biggest}
         try:
-            sources = _read(path, [n for n in _SOURCES if n not in _LATE])
+            sources = _read(path, [n for n in _SOURCES if n not in late])
             con = duckdb.connect(
                 config={
                     "preserve_insertion_order": False,
@@ -281,18 +291,21 @@ def _attribute(
     late: dict[str, Future[dict[str, Source]]],
     run_id: str,
 ) -> dict[str, Any]:
-    """Run nsys_attribution.sql over the sources (``late`` ones are still being read) and declare the output tables.
-    Raises :class:`InputError` when a late source cannot be read."""
-    has_kernel_table = sources["k_raw"][1] is not None
+    """Run nsys_attribution.sql over the sources (``late`` ones are still being read: each is loaded at the first
+    ``-- @wait`` naming it) and declare the output tables. Raises :class:`InputError` when a late source cannot be
+    read."""
+    present = {}  # source -> whether the export has its table
     for table, (select, arrow) in sources.items():
         _load(con, table, select, arrow)
+        present[table] = arrow is not None
     sql = resources.files("rooflake.ingest").joinpath("nsys_attribution.sql").read_text(encoding="utf-8")
     for stmt in _statements(sql):
         t0 = time.perf_counter()
         directives = [line.split() for line in stmt.splitlines() if line.startswith("-- @")]
-        for name in (n for d in directives if d[1] == "@wait" for n in d[2:]):
+        for name in (n for d in directives if d[1] == "@wait" for n in d[2:] if n in late):
             sources.update(late.pop(name).result())
             _load(con, name, *sources[name])
+            present[name] = sources[name][1] is not None
         con.execute(stmt)
         for name in (n for d in directives if d[1] == "@release" for n in d[2:]):
             if sources.pop(name)[1] is not None:  # drop the last references: the Arrow memory is freed
@@ -426,7 +439,7 @@ def _attribute(
             "n_metrics": 0,
             "derivation": '{"all": ["' + _NO_COUNTERS + '"]}',
             "fp16_convention": None,
-            "has_kernel_table": has_kernel_table,
+            "has_kernel_table": present["k_raw"],
         },
     }
 
