@@ -256,3 +256,19 @@ def test_damaged_parquet_in_the_store(store: Path) -> None:
     part.write_bytes(part.read_bytes()[:100])
     code, _, err = run("sql", "SELECT count(*) FROM kernels", "--store", str(store))
     assert_one_error(code, err)
+
+
+def test_corrupt_nsys_export_pages(store: Path, tmp_path: Path) -> None:
+    """Damaged pages inside an nsys export (read on two threads) give one Error line and leave the store as it was."""
+    data = (FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite").read_bytes()
+    before = snapshot(store)
+    for seed in range(3):
+        rng = random.Random(seed)
+        b = bytearray(data)
+        for _ in range(200):
+            b[rng.randrange(len(b) // 4, len(b))] = rng.randrange(256)
+        path = tmp_path / f"damaged{seed}.sqlite"
+        path.write_bytes(bytes(b))
+        code, _, err = run("ingest", str(path), "--store", str(store))
+        assert_one_error(code, err, str(path), "malformed")
+        assert snapshot(store) == before

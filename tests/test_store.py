@@ -153,3 +153,16 @@ def test_crash_in_the_middle_of_a_force_swap_is_undone(tmp_path: Path) -> None:
     (stage / "manifest").write_text("kernels\nmetrics\nceilings\nruns")
     Store(tmp_path).clean_staging()
     assert snapshot(tmp_path) == before
+
+
+def test_conform_select_refuses_unknown_columns() -> None:
+    """A typo in a reader's column map must fail loudly, not write NULLs."""
+    import pyarrow as pa
+    import pytest
+
+    from rooflake.store import conform_select
+
+    schema = pa.schema([("a", pa.int64()), ("b", pa.string())])
+    assert conform_select(schema, {"a": "x.a"}) == 'CAST(x.a AS BIGINT) AS "a", NULL::VARCHAR AS "b"'
+    with pytest.raises(KeyError, match="not columns of the schema"):
+        conform_select(schema, {"a": "x.a", "c": "x.c"})
