@@ -8,7 +8,7 @@
 --   api_raw0, api_raw1 (start, "end", thread, correlation_id, api_id, api_text)            runtime, driver API
 --   nvtx_raw (src_row, start, "end", event_type, text_inline, text_id, thread, end_thread, domain_id)
 --   strings (id, value)                                                                     StringIds
--- Outputs (temporary tables the reader writes out, joined with the source's strings at the end):
+-- Outputs (temporary tables the reader streams to Parquet, joined with the source's strings there):
 --   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
 --               text stays in the Arrow source, more compact than a DuckDB table, until the output)
 --   ops         one row per GPU operation (uid; op_kind, idx = row number of its table in start order; all its
@@ -17,8 +17,8 @@
 --   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
 -- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
--- another thread (the biggest table is, while this starts); "-- @release <source>" frees a
--- source's Arrow table once no later statement reads it.
+-- another thread (the biggest table is, while this starts); "-- @release <source>" frees a source's Arrow table
+-- once no later statement reads it.
 --
 -- Method. Push/pop ranges nest per lane = (thread, domain). One sort of the lane's events (push, pop, and the
 -- launch calls of GPU operations made on that thread) and a running sum of +1 (push) / -1 (pop) give the open

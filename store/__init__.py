@@ -117,16 +117,22 @@ class DuckTable:
     def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
         """Write the rows to ``path`` (zstd) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``,
         as pyarrow writes it, so Arrow readers see the units and descriptions). Statistics are DuckDB's, also on
-        float columns: the readers that use this class hold no NaN (see :func:`_stat_columns`)."""
+        float columns: the readers that use this class hold no NaN (see :func:`_stat_columns`). Raises ``OSError``
+        when the file cannot be written, ``duckdb.Error`` when the query fails."""
         import base64
 
-        kv = {**{k.decode(): v.decode() for k, v in metadata.items()}}
+        import duckdb
+
+        kv = {k.decode(): v.decode() for k, v in metadata.items()}
         kv["ARROW:schema"] = base64.b64encode(self.schema.serialize().to_pybytes()).decode()
         opts = ", ".join(f"'{_sql_str(k)}': '{_sql_str(v)}'" for k, v in kv.items())
-        self.con.execute(
-            f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
-            f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}, KV_METADATA {{{opts}}})"
-        )
+        try:
+            self.con.execute(
+                f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
+                f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}, KV_METADATA {{{opts}}})"
+            )
+        except duckdb.IOException as e:  # a full or read-only disk: publish reports it as a store error
+            raise OSError(str(e).splitlines()[0]) from e
 
 
 ROW_GROUP_ROWS = 16384  # DuckTable's Parquet row groups: bounded memory for rows with long names
