@@ -11,9 +11,9 @@
 -- Outputs (temporary tables the reader streams to Parquet, joined with the source's strings there):
 --   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
 --               text stays in the Arrow source, more compact than a DuckDB table, until the output)
---   ops         one row per GPU operation (uid; op_kind, idx = row number of its table in start order; all its
---               source columns; its launch call)
---   ops_out     uid -> path_id, nvtx_start_end (start/end range names), attribution (reason)
+--   ops_out     one row per GPU operation: uid; op_kind, idx (row number of its table in start order, as in the
+--               views src_kernel and src_memop, which give the other columns); its launch call; path_id,
+--               nvtx_start_end (start/end range names), attribution (reason)
 --   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
 -- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
@@ -72,7 +72,8 @@ CREATE TEMP VIEW src_memop AS
 SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
 FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw);
 
--- every GPU operation with all its source columns and its launch call; uid: kernels even, memcpy/memset odd
+-- every GPU operation (the columns attribution and coverage need; the others stay in the compact Arrow sources
+-- until the output) and its launch call; uid: kernels even, memcpy/memset odd
 CREATE TEMP TABLE ops AS
 SELECT
     CASE WHEN o.op_kind = 'kernel' THEN 2 * o.idx ELSE 2 * o.idx + 1 END AS uid,
@@ -81,22 +82,18 @@ SELECT
     a.start AS launch_start_ns,
     a.api AS launch_api
 FROM (
-    SELECT 'kernel' AS op_kind, * FROM src_kernel
-    UNION ALL BY NAME
-    SELECT kind AS op_kind, * EXCLUDE (kind) FROM src_memop
+    SELECT 'kernel' AS op_kind, idx, start, "end", device_id, correlation_id, process, graph_node_id
+    FROM src_kernel
+    UNION ALL
+    SELECT kind, idx, start, "end", device_id, correlation_id, process, NULL FROM src_memop
 ) AS o
 LEFT JOIN api1 AS a USING (process, correlation_id);
 
--- @release k_raw mc_raw ms_raw api_raw0 api_raw1
+-- @release api_raw0 api_raw1
 DROP TABLE api1;
 DROP VIEW src_api;
-DROP VIEW src_kernel;
-DROP VIEW src_memop;
 DROP VIEW api_raw0;
 DROP VIEW api_raw1;
-DROP VIEW k_raw;
-DROP VIEW mc_raw;
-DROP VIEW ms_raw;
 
 -- NVTX ranges
 -- @wait nvtx_raw
@@ -248,7 +245,7 @@ JOIN ranges_out AS r
 
 CREATE TEMP TABLE ops_out AS
 SELECT
-    o.uid, o.op_kind, lp.path_id, se.names AS nvtx_start_end,
+    o.*, lp.path_id, se.names AS nvtx_start_end,
     CASE
         WHEN lp.path_id IS NOT NULL THEN 'push_pop'
         WHEN o.launch_thread IS NULL THEN 'no_launch_row'
@@ -262,6 +259,7 @@ LEFT JOIN leaf_path AS lp ON lp.range_id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
 LEFT JOIN op_other AS ot USING (uid);
 
+DROP TABLE ops;
 DROP TABLE op_inner;
 DROP TABLE leaf_path;
 DROP TABLE op_se;

@@ -316,7 +316,7 @@ def _attribute(
                 _trim()
         log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
-    counts = dict(con.execute("SELECT op_kind, count(*) FROM ops GROUP BY op_kind").fetchall())
+    counts = dict(con.execute("SELECT op_kind, count(*) FROM ops_out GROUP BY op_kind").fetchall())
     n_kernels = counts.get("kernel", 0)
     n_memops = sum(v for k, v in counts.items() if k != "kernel")
     (n_ranges,) = con.execute("SELECT count(*) FROM ranges_out").fetchone()
@@ -328,8 +328,9 @@ def _attribute(
         "run_id": f"'{run_id}'",
         "kernel_id": "x.idx",
         **{n: f"coalesce(x.{n}_text, s_{n}.value)" for n in ("name", "short_name", "mangled_name")},
-        **{c: f"x.{c}" for c in ("device_id", "context_id", "stream_id", "launch_thread", "launch_start_ns",
-                                 "launch_api", "correlation_id", "graph_id", "graph_node_id")},
+        **{c: f"x.{c}" for c in ("device_id", "context_id", "stream_id", "correlation_id", "graph_id",
+                                 "graph_node_id")},
+        **{c: f"a.{c}" for c in ("launch_thread", "launch_start_ns", "launch_api")},
         "attribution": "a.attribution",
         "nvtx_start_end": "a.nvtx_start_end",
         **{f"{d}_{a}": f"x.{d}_{a}" for d in ("grid", "block") for a in "xyz"},
@@ -353,9 +354,9 @@ def _attribute(
     memop_cols = {
         "run_id": f"'{run_id}'",
         "op_id": "x.idx",
-        "kind": "x.op_kind",
-        **{c: f"x.{c}" for c in ("copy_kind", "bytes", "device_id", "context_id", "stream_id", "correlation_id",
-                                 "launch_thread", "launch_start_ns")},
+        "kind": "x.kind",
+        **{c: f"x.{c}" for c in ("copy_kind", "bytes", "device_id", "context_id", "stream_id", "correlation_id")},
+        **{c: f"a.{c}" for c in ("launch_thread", "launch_start_ns")},
         "attribution": "a.attribution",
         "start_ns": "x.start",
         "end_ns": 'x."end"',
@@ -379,8 +380,8 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(KERNELS, kernel_cols)}
-            FROM ops AS x
-            JOIN ops_out AS a USING (uid)
+            FROM src_kernel AS x
+            JOIN ops_out AS a ON a.idx = x.idx
             {names}
             LEFT JOIN gpus AS g ON g.device_id = x.device_id
             LEFT JOIN paths AS p ON p.path_id = a.path_id
@@ -393,8 +394,8 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(MEMOPS, memop_cols)}
-            FROM ops AS x
-            JOIN ops_out AS a USING (uid)
+            FROM src_memop AS x
+            JOIN ops_out AS a ON a.idx = x.idx AND a.op_kind = x.kind
             LEFT JOIN paths AS p ON p.path_id = a.path_id
             WHERE a.op_kind <> 'kernel'  -- filtered on the narrow side: DuckDB builds its hash table there
             """,
@@ -419,7 +420,7 @@ def _attribute(
         FROM (
             SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
                    count(graph_node_id) AS graph_ops
-            FROM ops JOIN ops_out USING (uid, op_kind)
+            FROM ops_out
             GROUP BY ALL
         )
         ORDER BY device_id, op_kind, attribution
