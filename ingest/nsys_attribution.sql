@@ -11,9 +11,9 @@
 -- Outputs (temporary tables the reader streams to Parquet, joined with the source's strings there):
 --   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
 --               text stays in the Arrow source, more compact than a DuckDB table, until the output)
---   ops_out     one row per GPU operation: uid; op_kind, idx (row number of its table in start order, as in the
---               views src_kernel and src_memop, which give the other columns); its launch call; path_id,
---               nvtx_start_end (start/end range names), attribution (reason)
+--   ops_out     one row per GPU operation: uid; op_kind, idx (row number of its table in start order: kernel_id,
+--               op_id), src_row (its rowid: the writer joins the source's other columns by it); its launch call;
+--               path_id, nvtx_start_end (start/end range names), attribution (reason)
 --   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
 -- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
@@ -82,10 +82,10 @@ SELECT
     a.start AS launch_start_ns,
     a.api AS launch_api
 FROM (
-    SELECT 'kernel' AS op_kind, idx, start, "end", device_id, correlation_id, process, graph_node_id
+    SELECT 'kernel' AS op_kind, idx, src_row, start, "end", device_id, correlation_id, process, graph_node_id
     FROM src_kernel
     UNION ALL
-    SELECT kind, idx, start, "end", device_id, correlation_id, process, NULL FROM src_memop
+    SELECT kind, idx, src_row, start, "end", device_id, correlation_id, process, NULL FROM src_memop
 ) AS o
 LEFT JOIN api1 AS a USING (process, correlation_id);
 

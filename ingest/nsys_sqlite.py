@@ -28,6 +28,7 @@ from rooflake.store import DuckTable, conform_select
 # source columns: (table, column, DuckDB type, our name); "NAME" = an id into StringIds or inline text
 # columns every GPU operation table (kernel, memcpy, memset) has
 _GPU_OP_COLS = [
+    ("rowid", "BIGINT", "src_row"),  # SQLite's row id: joins a row back to its attribution at write time
     ("start", "BIGINT", "start"),
     ("end", "BIGINT", "end"),
     ("deviceId", "BIGINT", "device_id"),
@@ -326,7 +327,7 @@ def _attribute(
     # while DuckDB probes with the sorted side (not when an export has more strings than kernels).
     kernel_cols = {
         "run_id": f"'{run_id}'",
-        "kernel_id": "x.idx",
+        "kernel_id": "a.idx",
         **{n: f"coalesce(x.{n}_text, s_{n}.value)" for n in ("name", "short_name", "mangled_name")},
         **{c: f"x.{c}" for c in ("device_id", "context_id", "stream_id", "correlation_id", "graph_id",
                                  "graph_node_id")},
@@ -348,12 +349,12 @@ def _attribute(
         "process_id": "x.process",
         # CASE over a column, not a bare constant: DuckDB would write the column as REQUIRED (not null) and
         # pyarrow-written partitions have it OPTIONAL
-        "provenance": f"CASE WHEN x.idx >= 0 THEN MAP {{'*': '{_NO_COUNTERS_SHORT}'}} END",
-        "flags": "CASE WHEN x.idx >= 0 THEN []::VARCHAR[] END",
+        "provenance": f"CASE WHEN a.idx >= 0 THEN MAP {{'*': '{_NO_COUNTERS_SHORT}'}} END",
+        "flags": "CASE WHEN a.idx >= 0 THEN []::VARCHAR[] END",
     }  # fmt: skip
     memop_cols = {
         "run_id": f"'{run_id}'",
-        "op_id": "x.idx",
+        "op_id": "a.idx",
         "kind": "x.kind",
         **{c: f"x.{c}" for c in ("copy_kind", "bytes", "device_id", "context_id", "stream_id", "correlation_id")},
         **{c: f"a.{c}" for c in ("launch_thread", "launch_start_ns")},
@@ -380,8 +381,8 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(KERNELS, kernel_cols)}
-            FROM src_kernel AS x
-            JOIN ops_out AS a ON a.idx = x.idx
+            FROM k_raw AS x
+            JOIN ops_out AS a ON a.src_row = x.src_row
             {names}
             LEFT JOIN gpus AS g ON g.device_id = x.device_id
             LEFT JOIN paths AS p ON p.path_id = a.path_id
@@ -394,8 +395,8 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(MEMOPS, memop_cols)}
-            FROM src_memop AS x
-            JOIN ops_out AS a ON a.idx = x.idx AND a.op_kind = x.kind
+            FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw) AS x
+            JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
             LEFT JOIN paths AS p ON p.path_id = a.path_id
             WHERE a.op_kind <> 'kernel'  -- filtered on the narrow side: DuckDB builds its hash table there
             """,
