@@ -10,7 +10,7 @@
 --   strings (id, value)                                                                     StringIds
 -- Outputs (temporary tables the reader streams to Parquet, joined with the source's strings there):
 --   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
---               text stays in the Arrow source, more compact than a DuckDB table, until the output)
+--               text and the threads stay in the Arrow source, more compact than a DuckDB table, until the output)
 --   ops_out     one row per GPU operation: uid; op_kind, idx (row number of its table in start order: kernel_id,
 --               op_id), src_row (its rowid: the writer joins the source's other columns by it); its launch call;
 --               path_id, nvtx_start_end (start/end range names), attribution (reason)
@@ -188,7 +188,7 @@ DROP TABLE ev_up;
 
 CREATE TEMP TABLE ranges_out AS
 SELECT
-    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.thread, r0.process, r0.end_thread,
+    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.process,
     pp.depth,
     pp.parent_id,
     range_name(r0.text, r0.cut) AS name

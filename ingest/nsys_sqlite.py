@@ -370,8 +370,9 @@ def _attribute(
         "domain": "d.domain",
         "name": "r.name",
         "text": "n.text",
-        **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "thread", "process", "end_thread",
-                                 "depth", "parent_id")},
+        **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "process", "depth", "parent_id")},
+        "thread": "n.thread",
+        "end_thread": "n.end_thread",
     }  # fmt: skip
     names = "".join(
         f" LEFT JOIN strings AS s_{n} ON s_{n}.id = x.{n}_id" for n in ("name", "short_name", "mangled_name")
