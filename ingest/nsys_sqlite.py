@@ -244,7 +244,7 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
 
 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.6 GB of which DuckDB ~0.35 GB: not reached there (a 200 MB limit costs +0.25 s, see CHANGELOG.md).
+# at ~0.5 GB, not reaching it (150 MB and jemalloc purging at once: 0.39 GB at +0.3 s, see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
 
 
