@@ -244,7 +244,7 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
 
 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.5 GB, not reaching it (150 MB and jemalloc purging at once: 0.39 GB at +0.3 s, see CHANGELOG.md).
+# at ~0.47 GB, not reaching it (a 150 MB limit: 0.40 GB at +0.2-0.3 s, see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
 
 
@@ -277,6 +277,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
                     "preserve_insertion_order": False,
                     "temp_directory": spill,
                     "memory_limit": MEMORY_LIMIT,
+                    # give freed memory back after each task and bulk free, not past 128/512 MB: -30 to -40 MB of
+                    # peak RSS at 150k kernels, same time
+                    "allocator_flush_threshold": "8MB",
+                    "allocator_bulk_deallocation_flush_threshold": "8MB",
                 }
             )
             try:
