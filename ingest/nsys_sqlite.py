@@ -99,6 +99,9 @@ class _Sqlite:
 
         stmt = adbc_driver_manager.AdbcStatement(self.conn)
         try:
+            # batches of 64k rows, not the driver's 1,024: ~10% faster on a 700k-row NVTX table, and DuckDB scans
+            # 11 chunks instead of 691
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
             stmt.set_sql_query(sql)
             stream, _ = stmt.execute_query()
             return pa.RecordBatchReader.from_stream(stream).read_all()
