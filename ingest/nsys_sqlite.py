@@ -247,7 +247,7 @@ def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
 
 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.47 GB, not reaching it (a 150 MB limit: 0.40 GB at +0.2-0.3 s, see CHANGELOG.md).
+# at ~0.46 GB, not reaching it (a 150 MB limit: 0.39 GB at +0.2 s, see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
 
 
