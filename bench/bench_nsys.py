@@ -36,7 +36,7 @@ TARGET_KERNELS = 150_000
 def scaled_copy(src: Path, dst: Path, target: int) -> int:
     """Copy ``src`` and replicate its kernel, memcpy/memset, runtime and NVTX rows with shifted timestamps and
     correlation ids until it holds about ``target`` kernels. Returns the number of copies."""
-    shutil.copy(src, dst)
+    shutil.copyfile(src, dst)  # not the fixture's read-only mode: rows are added to the copy
     db = sqlite3.connect(dst)
     n = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
     lo, hi = db.execute("SELECT min(start), max(coalesce(end, start)) FROM NVTX_EVENTS").fetchone()
