@@ -52,10 +52,18 @@ def views() -> dict[str, str]:
     return _needed_views(" ".join(n for n in names() if not parameters(n)))
 
 
+def macros() -> str:
+    """SQL creating the macros the queries share (``macros/*.sql``: ``nvtx_layer``)."""
+    folder = resources.files(__name__).joinpath("macros")
+    files = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
+    return "\n".join(p.read_text(encoding="utf-8") for p in files)
+
+
 def connect(store: Any, sql: str | None = None):  # -> duckdb.DuckDBPyConnection
-    """A DuckDB connection over ``store`` (a :class:`rooflake.store.Store`) with every query as a view; with ``sql``,
-    only the query views that SQL names (and the ones they read), which keeps a cold ``rl sql`` fast."""
-    return store.connect(extra_views=views() if sql is None else _needed_views(sql))
+    """A DuckDB connection over ``store`` (a :class:`rooflake.store.Store`) with the shared macros and every query as
+    a view; with ``sql``, only the query views that SQL names (and the ones they read), which keeps a cold ``rl sql``
+    fast."""
+    return store.connect(extra_views=views() if sql is None else _needed_views(sql), setup=macros())
 
 
 def _needed_views(sql: str) -> dict[str, str]:

@@ -24,9 +24,7 @@ s AS (
 kb AS (
     SELECT
         k.run_id,
-        CASE WHEN k.nvtx_stack IS NULL OR len(k.nvtx_stack) = 0 THEN '(no NVTX range)'
-            ELSE k.nvtx_domain || ':' || array_to_string(k.nvtx_stack[1:least($depth, len(k.nvtx_stack))], '/')
-        END AS layer,
+        nvtx_layer(k.nvtx_domain, k.nvtx_stack, $depth) AS layer,
         r.bound,
         sum(k.duration_ns) FILTER (WHERE NOT isnan(k.duration_ns)) AS t
     FROM kernels AS k

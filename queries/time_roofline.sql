@@ -139,9 +139,7 @@ exploded AS (
 labelled AS (
     SELECT
         *,
-        CASE WHEN nvtx_stack IS NULL OR len(nvtx_stack) = 0 THEN '(no NVTX range)'
-            ELSE nvtx_domain || ':' || array_to_string(nvtx_stack[1:least(depth, len(nvtx_stack))], '/')
-        END AS layer
+        nvtx_layer(nvtx_domain, nvtx_stack, depth) AS layer
     FROM exploded
 ),
 per_bound AS (

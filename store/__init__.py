@@ -356,10 +356,13 @@ class Store:
             shutil.rmtree(stage, ignore_errors=True)
 
     # ---- reading -----------------------------------------------------------------------------------------
-    def connect(self, extra_views: dict[str, str] | None = None):  # -> duckdb.DuckDBPyConnection
+    def connect(
+        self, extra_views: dict[str, str] | None = None, setup: str = ""
+    ):  # -> duckdb.DuckDBPyConnection
         """A cursor on this store's DuckDB database (see :meth:`_build`). The database and its views are built once
         per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs
-        ~0.25 s at 1,000 runs, a cursor nothing."""
+        ~0.25 s at 1,000 runs, a cursor nothing. ``setup``: SQL run before the views are created (the queries'
+        macros)."""
         import os
 
         runs_dir = self.root / "runs"
@@ -368,24 +371,30 @@ class Store:
             tuple(any((self.root / t).glob("run_id=*/part-0.parquet")) for t in ALL_TABLES),
             len(os.listdir(runs_dir)) if runs_dir.is_dir() else 0,
             tuple(sorted((extra_views or {}).items())),
+            setup,
         )
         cached = getattr(self, "_db", None)
         if cached is None or cached[0] != key:
-            self._db = (key, self._build(extra_views))
+            self._db = (key, self._build(extra_views, setup))
         return self._db[1].cursor()
 
-    def _build(self, extra_views: dict[str, str] | None = None):  # -> duckdb.DuckDBPyConnection
+    def _build(
+        self, extra_views: dict[str, str] | None = None, setup: str = ""
+    ):  # -> duckdb.DuckDBPyConnection
         """An in-memory DuckDB connection with views ``runs``, ``kernels``, ``metrics``, ``ceilings``.
 
         Each view reads ``STORE/<table>/*/*.parquet`` (Hive partitions); data views keep only runs that have a
-        ``runs`` row. An empty store gives empty views with the declared columns. ``extra_views`` maps view names
-        to SQL bodies created after the table views.
+        ``runs`` row. An empty store gives empty views with the declared columns. ``setup`` is run first (macros,
+        persistent so that every cursor sees them); ``extra_views`` maps view names to SQL bodies created after
+        the table views.
         """
         import duckdb
 
         from rooflake.schema import TABLES
 
         con = duckdb.connect()
+        if setup:
+            con.execute(setup)
         files: dict[str, list[str]] | None = None
         if self.only_runs is not None:
             files = {

@@ -158,3 +158,15 @@ def test_only_the_views_a_query_names_are_built() -> None:
     needed = list(queries._needed_views("SELECT * FROM physics_checks WHERE run_id = $r"))
     assert needed == ["kernel_roofs", "kernel_roofline", "physics_checks"]  # dependencies first
     assert list(queries._needed_views("SELECT 1 -- kernel_roofline in a comment")) == []
+
+
+def test_nvtx_layer_macro_is_the_layer_label(tmp_path: Path) -> None:
+    """One label rule for every layer view, and usable in ad-hoc SQL."""
+    got = queries.execute(
+        Store(tmp_path),
+        "SELECT nvtx_layer('d', ['a', 'b/c', 'e'], 2) AS two, nvtx_layer('d', ['a'], 3) AS deep,"
+        " nvtx_layer('d', NULL, 1) AS outside, nvtx_layer('d', [], 1) AS empty",
+    ).to_pylist()
+    assert got == [
+        {"two": "d:a/b/c", "deep": "d:a", "outside": "(no NVTX range)", "empty": "(no NVTX range)"}
+    ]
