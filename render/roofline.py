@@ -64,6 +64,15 @@ _BW_COLOR = {"L1": "#aaaaaa", "L2": "#666666", "DRAM": "#111111"}  # roofs in gr
 _FLAG_STROKE = "#e31a1c"
 
 
+def flag_outline() -> dict[str, Any]:
+    """Point encodings that outline flagged points in red (rows with a boolean ``flagged`` column: above their roof,
+    below their time bound, or flagged at ingest), the others in a thin white line. Every chart uses this one."""
+    return {
+        "stroke": alt.condition("datum.flagged", alt.value(_FLAG_STROKE), alt.value("white")),
+        "strokeWidth": alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+    }
+
+
 def _si(value: float, unit: str) -> str:
     """``2.0386e12, 'B/s'`` -> ``'2.04 TB/s'`` (3 significant digits, SI prefix)."""
     for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -432,8 +441,7 @@ def roofline_chart(
         "x": x_enc,
         "y": y_enc("achieved_flops_per_s"),
         "color": kernel_color,
-        "stroke": alt.condition("datum.flagged", alt.value(_FLAG_STROKE), alt.value("white")),
-        "strokeWidth": alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+        **flag_outline(),
         "tooltip": tooltip,
     }
     if multi:

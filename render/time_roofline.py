@@ -24,7 +24,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from rooflake.render.roofline import _decades, _si
+from rooflake.render.roofline import _decades, _si, flag_outline
 from rooflake.render.tables import (
     _CEILING_OPTIONAL,
     _CEILING_REQUIRED,
@@ -75,7 +75,6 @@ _BOUND_SHAPE = {
     "L1": "triangle-down",
     "launch_overhead": "diamond",
 }
-_FLAG_STROKE = "#e31a1c"
 _FLOOR_COLOR = "#d95f02"
 _ROOF_COLOR = "#333333"
 _W, _H = 430, 340
@@ -304,8 +303,7 @@ def _point_layers(
             y=y_enc,
             color=color,
             shape=shape,
-            stroke=alt.condition("datum.flagged", alt.value(_FLAG_STROKE), alt.value("white")),
-            strokeWidth=alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+            **flag_outline(),
             tooltip=tooltip,
         ),
     ]

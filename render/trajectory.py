@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from rooflake.render.roofline import _ceiling_lines, _ceiling_text, _decades
+from rooflake.render.roofline import _ceiling_lines, _ceiling_text, _decades, flag_outline
 from rooflake.render.tables import (
     _CEILING_OPTIONAL,
     _CEILING_REQUIRED,
@@ -56,7 +56,6 @@ _OPTIONAL: dict[str, pl.DataType] = {
 _LEVEL_SHAPE = {"L1": "triangle-up", "L2": "square", "DRAM": "circle"}
 _LEVEL_DASH = {"L1": [2, 2], "L2": [6, 3], "DRAM": [1, 0]}
 _BW_COLOR = {"L1": "#aaaaaa", "L2": "#666666", "DRAM": "#111111"}
-_FLAG_STROKE = "#e31a1c"
 # arrowhead: an SVG path in Vega's [-1, 1] symbol box, tip at +x (an equilateral 'triangle-right' rotated by an
 # arbitrary angle looks the same as one rotated by +-120 degrees: its direction cannot be read)
 ARROW_SHAPE = "M-1,-0.8L1,0L-1,0.8L-0.45,0Z"
@@ -454,8 +453,7 @@ def trajectory_chart(
         "x": x_enc,
         "y": y_enc,
         "color": color(False),
-        "stroke": alt.condition("datum.flagged", alt.value(_FLAG_STROKE), alt.value("white")),
-        "strokeWidth": alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+        **flag_outline(),
         "tooltip": tooltip,
     }
     if multi:
