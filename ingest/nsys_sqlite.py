@@ -1,6 +1,6 @@
 """Reader for Nsight Systems SQLite exports (``nsys export --type sqlite``), any schema version seen so far.
 
-Entry point: :func:`read`. Tables and columns are selected by name and may be missing (an export without CUDA trace
+Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as Arrow). Tables and columns are selected by name and may be missing (an export without CUDA trace
 has no kernel table: the run gets 0 kernels). NVTX text is inline (``text``) or a ``textId`` into ``StringIds``.
 Reading goes through ADBC (Arrow-native, ~5x faster than ``sqlite3`` row tuples; the biggest table on a second
 thread); the attribution of every kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB
@@ -236,16 +236,6 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
     con.execute(f"CREATE VIEW {name} AS SELECT {select} FROM {name}_arrow AS a")
 
 
-def read(path: str | Path, *, run_id: str, **_: Any) -> dict[str, Any]:
-    """Read one Nsight Systems SQLite export into Arrow tables: :func:`open_export` with every table fetched.
-
-    Returns ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (pa.Tables),
-    "run": dict}``. Raises :class:`InputError`.
-    """
-    with open_export(path, run_id=run_id) as out:
-        return {k: v.to_arrow() if isinstance(v, DuckTable) else v for k, v in out.items()}
-
-
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
 # at ~0.46 GB, not reaching it (a 150 MB limit: 0.39 GB at +0.2 s, see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
@@ -424,7 +414,9 @@ def _attribute(
         ),
     }
     coverage_cols = {c: c for c in COVERAGE.names if c != "run_id"} | {"run_id": f"'{run_id}'"}
-    coverage_sql = f"""
+    con.execute(
+        f"""
+        CREATE TEMP TABLE coverage_out AS
         SELECT {conform_select(COVERAGE, coverage_cols)}
         FROM (
             SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
@@ -432,10 +424,12 @@ def _attribute(
             FROM ops_out
             GROUP BY ALL
         )
-        ORDER BY device_id, op_kind, attribution
         """
-    (n_cov,) = con.execute(f"SELECT count(*) FROM ({coverage_sql})").fetchone()
-    tables["coverage"] = DuckTable(con, coverage_sql, COVERAGE, n_cov)
+    )
+    (n_cov,) = con.execute("SELECT count(*) FROM coverage_out").fetchone()
+    tables["coverage"] = DuckTable(
+        con, "SELECT * FROM coverage_out ORDER BY device_id, op_kind, attribution", COVERAGE, n_cov
+    )
     gpu = con.execute("SELECT gpu_name, cc_major, cc_minor FROM gpus ORDER BY device_id LIMIT 1").fetchall()
     version = meta.get("EXPORT_PRODUCT_VERSION")
     return {

@@ -280,3 +280,23 @@ def test_streamed_parquet_has_every_row_and_the_schema(nsys_store: Path) -> None
     kernels = pq.read_table(next((nsys_store / "kernels" / f"run_id={run}").glob("*.parquet")))
     assert kernels.column("provenance")[0].as_py() == [("*", "NULL: no counters in Nsight Systems")]
     assert kernels.schema.field("provenance").nullable and kernels.schema.field("flags").nullable
+
+
+def test_read_gives_arrow_tables_equal_to_the_store(nsys_store: Path) -> None:
+    """rooflake.ingest.read (no store) fetches the tables DuckDB would stream to Parquet: same schema, same rows."""
+    import pyarrow as pa
+
+    from rooflake.ingest import read
+    from rooflake.schema import KERNELS, RANGES
+
+    path = NSYS / "Sh1mwww__llama3-inference__demo.sqlite"
+    con = queries.connect(Store(nsys_store))
+    run = _run(con, path)
+    out = read(path, run_id=run)
+    assert isinstance(out["kernels"], pa.Table) and out["kernels"].schema.equals(KERNELS, check_metadata=True)
+    assert out["ranges"].schema.equals(RANGES)
+    for table, key, col in (("kernels", "kernel_id", "nvtx_path"), ("ranges", "range_id", "name")):
+        sql = f"SELECT {key}, {col} FROM {table} WHERE run_id = ? ORDER BY {key}"
+        stored = con.execute(sql, [run]).fetchall()
+        got = sorted(zip(out[table].column(key).to_pylist(), out[table].column(col).to_pylist(), strict=True))
+        assert got == stored and len(got) > 50, table
