@@ -312,7 +312,8 @@ def _attribute(
             if sources.pop(name)[1] is not None:  # drop the last references: the Arrow memory is freed
                 con.unregister(f"{name}_arrow")
                 _trim()
-        log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
+        if log.isEnabledFor(logging.DEBUG):  # per statement: time, resident memory, the statement's start
+            log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
     counts = dict(con.execute("SELECT op_kind, count(*) FROM ops_out GROUP BY op_kind").fetchall())
     n_kernels = counts.get("kernel", 0)
