@@ -8,26 +8,28 @@
 --   api_raw0, api_raw1 (start, "end", thread, correlation_id, api_id, api_text)            runtime, driver API
 --   nvtx_raw (src_row, start, "end", event_type, text_inline, text_id, thread, end_thread, domain_id)
 --   strings (id, value)                                                                     StringIds
--- Outputs (temporary tables the reader streams to Parquet, joined with the source's strings there):
---   ranges_out  one row per range (range_id = src_row of the NVTX event): kind, depth, parent_id, name, ... (the
---               text and the threads stay in the Arrow source, more compact than a DuckDB table, until the output)
---   ops_out     one row per GPU operation: uid; op_kind, idx (row number of its table in start order: kernel_id,
---               op_id), src_row (its rowid: the writer joins the source's other columns by it); its launch call;
---               path_id, nvtx_start_end (start/end range names), attribution (reason)
---   paths       path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
+-- Outputs (temporary tables and views the reader streams to Parquet, joined with the source's strings there):
+--   ranges_named  (view) one row per range (range_id = src_row of the NVTX event): kind, start/end, thread, text,
+--                 name; computed while it is written (the text stays in the compact Arrow source until then)
+--   pp            range_id -> depth, parent_id of every push/pop range
+--   ops_out       one row per GPU operation: uid; op_kind, idx (row number of its table in start order:
+--                 kernel_id, op_id), src_row (its rowid: the writer joins the source's other columns by it); its
+--                 launch call; path_id, nvtx_start_end (start/end range names), attribution (reason)
+--   paths         path_id -> nvtx_path, nvtx_stack, nvtx_domain (one row per distinct NVTX stack)
 --   domain_names
 -- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
 -- another thread (the biggest table is, while this starts); "-- @release <source>" frees a source's Arrow table
--- once no later statement reads it.
+-- once no later statement reads it; "-- @each <table>" marks a run of statements executed in turn once per row
+-- of <table> (in the order of its first column), each column bound as parameter $<column>.
 --
 -- Method. Push/pop ranges nest per lane = (thread, domain). One sort of the lane's events (push, pop, and the
 -- launch calls of GPU operations made on that thread) and a running sum of +1 (push) / -1 (pop) give the open
 -- depth at every event. The innermost range open at a launch is the latest push at depth (level - 1) before it,
 -- and the parent of a range the latest push one level up: both are one ASOF join. Everything is sort + window +
 -- ASOF: linear in size (no thread-equality + interval join, which goes quadratic when every range sits on one
--- thread). At one instant the order is: pops of ranges that began earlier (innermost first), pushes (outer first),
--- pops of zero-length ranges (reverse push order), launches: a range pushed at exactly t contains a launch at t,
--- one popped at t does not.
+-- thread); the sort runs slice by slice of the time axis to bound its memory. At one instant the order is: pops
+-- of ranges that began earlier (innermost first), pushes (outer first), pops of zero-length ranges (reverse push
+-- order), launches: a range pushed at exactly t contains a launch at t, one popped at t does not.
 
 -- where a PyTorch op's text ends its name: the first ", <key> = " (string search, 2x faster than a regex)
 CREATE TEMP MACRO pytorch_cut(t) AS
@@ -112,6 +114,9 @@ SELECT ids.domain_id,
 FROM (SELECT DISTINCT coalesce(domain_id, 0) AS domain_id FROM nvtx_raw) AS ids
 LEFT JOIN src_domain AS d USING (domain_id);
 
+DROP VIEW src_domain;
+DROP VIEW src_nvtx;
+
 -- ranges: range_id = the event's rowid (a view: read from the Arrow source where used; text as in the source)
 CREATE TEMP VIEW r0 AS
 SELECT
@@ -132,87 +137,153 @@ SELECT
 FROM nvtx_raw AS n
 WHERE n.event_type IN (34, 59, 60, 65, 70, 71);
 
+-- push/pop ranges (straight from the source: cheaper to scan than r0, and scanned once per slice below)
+CREATE TEMP VIEW push_pop AS
+SELECT src_row AS range_id, start AS start_ns, "end" AS end_ns, thread, coalesce(domain_id, 0) AS domain_id
+FROM nvtx_raw
+WHERE event_type IN (59, 70);
+
 -- lanes: the (thread, domain) pairs that hold push/pop ranges
 CREATE TEMP TABLE lanes AS
 SELECT thread, domain_id, (row_number() OVER (ORDER BY thread, domain_id))::INTEGER AS lane
-FROM (SELECT DISTINCT thread, domain_id FROM r0 WHERE kind = 'push_pop');
+FROM (SELECT DISTINCT thread, domain_id FROM push_pop);
 
--- every lane's events in stack order (kind: 1 push, -1 pop, 0 launch; ord: 0 pop of an earlier range, 1 push, 2 pop
--- of a zero-length range, 3 launch; sub, then range_id (pushes) or its negative (pops) order events with the same t
--- and ord), with the open depth after each (level = running sum of kind); pushes and launches are kept (pops
--- only count)
-CREATE TEMP TABLE ev AS
-SELECT * FROM (
-SELECT
-    lane, kind, ref, t,
-    row_number() OVER w AS seq,
-    (sum(kind) OVER (w ROWS UNBOUNDED PRECEDING))::INTEGER AS level
-FROM (
-    SELECT l.lane, 1::TINYINT AS kind, r.range_id AS ref, r.start_ns AS t, 1::TINYINT AS ord,
-           -(coalesce(r.end_ns, 9223372036854775807) - r.start_ns) AS sub
-    FROM r0 AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.kind = 'push_pop'
-    UNION ALL
-    SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, -r.start_ns
-    FROM r0 AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.kind = 'push_pop' AND r.end_ns IS NOT NULL
-    UNION ALL
-    SELECT l.lane, 0::TINYINT, o.uid, o.launch_start_ns, 3, 0
-    FROM ops AS o JOIN lanes AS l ON l.thread = o.launch_thread
+-- every lane's events (kind: 1 push, -1 pop, 0 launch; ord: 0 pop of an earlier range, 1 push, 2 pop of a
+-- zero-length range, 3 launch; sub, then range_id (pushes) or its negative (pops) order events with the same t and
+-- ord; e: a push's end)
+CREATE TEMP VIEW lane_events AS
+SELECT l.lane, 1::TINYINT AS kind, r.range_id AS ref, r.start_ns AS t, 1::TINYINT AS ord,
+       -(coalesce(r.end_ns, 9223372036854775807) - r.start_ns) AS sub, r.end_ns AS e
+FROM push_pop AS r JOIN lanes AS l USING (thread, domain_id)
+UNION ALL
+SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, -r.start_ns, NULL
+FROM push_pop AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.end_ns IS NOT NULL
+UNION ALL
+SELECT l.lane, 0::TINYINT, o.uid, o.launch_start_ns, 3, 0, NULL
+FROM ops AS o JOIN lanes AS l ON l.thread = o.launch_thread;
+
+-- The sweep runs over slices of the time axis, one after another, so that only one slice's events are sorted at
+-- a time (all 1.8M events of a 700k-range export at once: +200 MB). The slice bounds split the push/pop ranges'
+-- start times into parts of about getvariable('slice_ranges') ranges (set by the reader), from a 1,024-bin
+-- histogram. Each lane's level and event count carry over from one slice to the next (lane_state), and so do the
+-- ranges still open at a slice's end (open_pushes): an event's innermost range or parent is either pushed in its
+-- own slice or open at the slice's start.
+CREATE TEMP TABLE slices AS
+WITH p AS (SELECT start_ns AS t FROM push_pop),
+span AS (SELECT min(t) AS lo, (max(t) - min(t) + 1)::DOUBLE AS w, count(*) AS total FROM p),
+bins AS (SELECT floor((p.t - span.lo) / span.w * 1024)::INTEGER AS bin, count(*) AS n FROM p, span GROUP BY ALL),
+cut AS (
+    SELECT bin, span.lo, span.w,
+           ((sum(n) OVER (ORDER BY bin) - n) * ceil(span.total / getvariable('slice_ranges')) // span.total)::INTEGER
+               AS slice
+    FROM bins, span
+),
+lo AS (
+    SELECT slice,
+           CASE WHEN slice = 0 THEN -9223372036854775808 ELSE any_value(lo) + (min(bin) * any_value(w) / 1024)::BIGINT END
+               AS t_lo
+    FROM cut GROUP BY slice
 )
-WINDOW w AS (PARTITION BY lane ORDER BY t, ord, sub, ref * kind)
-)
-WHERE kind >= 0;
+SELECT slice, t_lo, coalesce(lead(t_lo) OVER (ORDER BY slice), 9223372036854775807) AS t_hi FROM lo;
+
+CREATE TEMP TABLE lane_state AS SELECT lane, 0 AS level, 0::BIGINT AS seq FROM lanes;
+CREATE TEMP TABLE open_pushes (lane INTEGER, seq BIGINT, level INTEGER, ref BIGINT, t BIGINT, e BIGINT);
+CREATE TEMP TABLE op_inner (uid BIGINT, innermost BIGINT);
+CREATE TEMP TABLE pp (range_id BIGINT, depth INTEGER, parent_id BIGINT);
+
+-- one slice's events in stack order, with seq (position in the lane) and the open depth after each (level =
+-- running sum of kind)
+-- @each slices
+CREATE OR REPLACE TEMP TABLE ev AS
+SELECT e.lane, e.kind, e.ref, e.t, e.e,
+       s.seq + row_number() OVER w AS seq,
+       (s.level + sum(e.kind) OVER (w ROWS UNBOUNDED PRECEDING))::INTEGER AS level
+FROM lane_events AS e JOIN lane_state AS s USING (lane)
+WHERE e.t >= $t_lo AND e.t < $t_hi
+WINDOW w AS (PARTITION BY e.lane ORDER BY e.t, e.ord, e.sub, e.ref * e.kind);
 
 -- for a push: its parent (latest push one level up); for a launch: the innermost open range of the lane
-CREATE TEMP TABLE ev_up AS
+-- @each slices
+CREATE OR REPLACE TEMP TABLE ev_up AS
 SELECT e.kind, e.ref, e.level, p.ref AS up_id, p.t AS up_start
-FROM ev AS e
-ASOF LEFT JOIN (SELECT lane, seq, level, ref, t FROM ev WHERE kind = 1) AS p
+FROM (SELECT * FROM ev WHERE kind >= 0) AS e
+ASOF LEFT JOIN (
+    SELECT lane, seq, level, ref, t FROM ev WHERE kind = 1
+    UNION ALL
+    SELECT lane, seq, level, ref, t FROM open_pushes
+) AS p
     ON p.lane = e.lane AND p.level = e.level - e.kind AND e.seq >= p.seq;
 
-DROP TABLE ev;
+-- innermost range of each operation: over its thread's lanes (domains; all in this slice: same launch time), the
+-- latest-pushed innermost one
+-- @each slices
+INSERT INTO op_inner
+SELECT ref, arg_max(up_id, up_start) FROM ev_up WHERE kind = 0 AND level > 0 GROUP BY ref;
 
--- innermost range of each operation: over its thread's lanes (domains), the latest-pushed innermost one
-CREATE TEMP TABLE op_inner AS
-SELECT ref AS uid, arg_max(up_id, up_start) AS innermost
-FROM ev_up
-WHERE kind = 0 AND level > 0
-GROUP BY ref;
+-- depth and parent of each push/pop range (kept for the output)
+-- @each slices
+INSERT INTO pp
+SELECT ref, level - 1, CASE WHEN level > 1 THEN up_id END FROM ev_up WHERE kind = 1;
 
--- depth and parent of each push/pop range
-CREATE TEMP TABLE pp AS
-SELECT ref AS range_id, level - 1 AS depth, CASE WHEN level > 1 THEN up_id END AS parent_id
-FROM ev_up
-WHERE kind = 1;
+-- ranges still open after the slice (popped later, or never)
+-- @each slices
+CREATE OR REPLACE TEMP TABLE open_pushes AS
+SELECT * FROM (SELECT * FROM open_pushes UNION ALL SELECT lane, seq, level, ref, t, e FROM ev WHERE kind = 1)
+WHERE e IS NULL OR e > $t_hi;
 
-DROP TABLE ev_up;
+-- @each slices
+CREATE OR REPLACE TEMP TABLE lane_state AS
+SELECT s.lane, coalesce(x.level, s.level) AS level, coalesce(x.seq, s.seq) AS seq
+FROM lane_state AS s
+LEFT JOIN (SELECT lane, arg_max(level, seq) AS level, max(seq) AS seq FROM ev GROUP BY lane) AS x USING (lane);
 
-CREATE TEMP TABLE ranges_out AS
-SELECT
-    r0.range_id, r0.kind, r0.domain_id, r0.start_ns, r0.end_ns, r0.process,
-    pp.depth,
-    pp.parent_id,
-    range_name(r0.text, r0.cut) AS name
+DROP TABLE IF EXISTS ev;
+DROP TABLE IF EXISTS ev_up;
+DROP TABLE open_pushes;
+DROP TABLE lane_state;
+DROP TABLE slices;
+DROP VIEW lane_events;
+
+-- every range with its text and grouping name (a view: computed where used, the output included)
+CREATE TEMP VIEW ranges_named AS
+SELECT *, range_name(text, cut) AS name
 FROM (
     SELECT *, pytorch_cut(text) AS cut
     FROM (SELECT r0.*, coalesce(r0.text_inline, s.value) AS text FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id)
-) AS r0
-LEFT JOIN pp ON pp.range_id = r0.range_id;
+);
 
-DROP TABLE pp;
-DROP VIEW r0;
-DROP VIEW src_domain;
+-- the stack of names of every range that is some operation's innermost one, then one path_id per distinct
+-- (domain, stack). First the ids on those stacks (walking up the parent ids), then the names of those ranges only
+-- (the names of all 700k ranges of a large export at once: +130 MB), then the walk again, carrying the names
+CREATE TEMP TABLE walk_ids AS
+WITH RECURSIVE up(id, cur) AS (
+    SELECT range_id, parent_id FROM pp WHERE range_id IN (SELECT innermost FROM op_inner)
+    UNION
+    SELECT p.range_id, p.parent_id FROM up AS u JOIN pp AS p ON p.range_id = u.cur
+)
+SELECT id, cur AS parent_id FROM up;
 
--- the stack of names of every range that is some operation's innermost one (walking up the parent ids), then
--- one path_id per distinct (domain, stack)
+CREATE TEMP TABLE walk AS
+SELECT id, parent_id, domain_id, range_name(text, cut) AS name
+FROM (
+    SELECT *, pytorch_cut(text) AS cut
+    FROM (
+        SELECT w.id, w.parent_id, coalesce(n.domain_id, 0) AS domain_id, coalesce(n.text_inline, s.value) AS text
+        FROM nvtx_raw AS n JOIN walk_ids AS w ON w.id = n.src_row LEFT JOIN strings AS s ON s.id = n.text_id
+    )
+);
+
+DROP TABLE walk_ids;
+
 CREATE TEMP TABLE leaf_stack AS
 WITH RECURSIVE up(leaf, domain_id, cur, stack) AS (
-    SELECT r.range_id, r.domain_id, r.parent_id, [r.name]
-    FROM ranges_out AS r WHERE r.range_id IN (SELECT DISTINCT innermost FROM op_inner)
+    SELECT w.id, w.domain_id, w.parent_id, [w.name] FROM walk AS w WHERE w.id IN (SELECT innermost FROM op_inner)
     UNION ALL
-    SELECT u.leaf, u.domain_id, p.parent_id, list_prepend(p.name, u.stack)
-    FROM up AS u JOIN ranges_out AS p ON p.range_id = u.cur
+    SELECT u.leaf, u.domain_id, p.parent_id, list_prepend(p.name, u.stack) FROM up AS u JOIN walk AS p ON p.id = u.cur
 )
 SELECT leaf, domain_id, stack FROM up WHERE cur IS NULL;
+
+DROP TABLE walk;
 
 CREATE TEMP TABLE paths AS
 SELECT row_number() OVER (ORDER BY s.domain_id, s.stack) AS path_id, s.domain_id, s.stack AS nvtx_stack,
@@ -230,8 +301,8 @@ DROP TABLE leaf_stack;
 CREATE TEMP TABLE op_se AS
 SELECT o.uid, list(r.name ORDER BY r.start_ns, r.range_id) AS names
 FROM ops AS o
-JOIN ranges_out AS r
-    ON r.kind = 'start_end' AND r.process = o.process
+JOIN (SELECT * FROM ranges_named WHERE kind = 'start_end') AS r
+    ON r.process = o.process
     AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807)
 GROUP BY o.uid;
 
@@ -239,8 +310,8 @@ GROUP BY o.uid;
 CREATE TEMP TABLE op_other AS
 SELECT DISTINCT o.uid
 FROM (SELECT * FROM ops WHERE launch_thread IS NOT NULL AND uid NOT IN (SELECT uid FROM op_inner)) AS o
-JOIN ranges_out AS r
-    ON r.kind = 'push_pop' AND r.process = o.process
+JOIN push_pop AS r
+    ON r.thread & ~16777215 = o.process
     AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807);
 
 CREATE TEMP TABLE ops_out AS

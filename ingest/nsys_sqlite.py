@@ -237,8 +237,11 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
 
 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.46 GB, not reaching it (a 150 MB limit: 0.39 GB at +0.2 s, see CHANGELOG.md).
+# at ~0.40 GB of resident memory in all, not reaching it (see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
+# push/pop ranges per slice of the NVTX stack sweep (nsys_attribution.sql): the sort of one slice's events is in
+# memory at a time. 200k: 0.39 GB at 700k ranges (one slice: 0.46 GB), time within noise
+SLICE_RANGES = 200_000
 
 
 @contextlib.contextmanager
@@ -299,26 +302,39 @@ def _attribute(
     for table, (select, arrow) in sources.items():
         _load(con, table, select, arrow)
         present[table] = arrow is not None
+    con.execute(f"SET VARIABLE slice_ranges = {int(SLICE_RANGES)}")
     sql = resources.files("rooflake.ingest").joinpath("nsys_attribution.sql").read_text(encoding="utf-8")
-    for stmt in _statements(sql):
-        t0 = time.perf_counter()
-        directives = [line.split() for line in stmt.splitlines() if line.startswith("-- @")]
+    stmts = _statements(sql)
+    i = 0
+    while i < len(stmts):
+        directives = _directives(stmts[i])
         for name in (n for d in directives if d[1] == "@wait" for n in d[2:] if n in late):
             sources.update(late.pop(name).result())
             _load(con, name, *sources[name])
             present[name] = sources[name][1] is not None
-        con.execute(stmt)
+        each = next((d[2] for d in directives if d[1] == "@each"), None)
+        if each is None:
+            _execute(con, stmts[i])
+            i += 1
+        else:  # the run of statements marked "-- @each <table>", once per row of the table (its columns: $name)
+            block = []
+            while i < len(stmts) and ["@each", each] in (d[1:3] for d in _directives(stmts[i])):
+                block.append(stmts[i])
+                i += 1
+            cur = con.execute(f"SELECT * FROM {each} ORDER BY 1")
+            cols = [c[0] for c in cur.description]
+            for row in cur.fetchall():
+                for stmt in block:
+                    _execute(con, stmt, {c: v for c, v in zip(cols, row, strict=True) if f"${c}" in stmt})
         for name in (n for d in directives if d[1] == "@release" for n in d[2:]):
             if sources.pop(name)[1] is not None:  # drop the last references: the Arrow memory is freed
                 con.unregister(f"{name}_arrow")
                 _trim()
-        if log.isEnabledFor(logging.DEBUG):  # per statement: time, resident memory, the statement's start
-            log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
     counts = dict(con.execute("SELECT op_kind, count(*) FROM ops_out GROUP BY op_kind").fetchall())
     n_kernels = counts.get("kernel", 0)
     n_memops = sum(v for k, v in counts.items() if k != "kernel")
-    (n_ranges,) = con.execute("SELECT count(*) FROM ranges_out").fetchone()
+    (n_ranges,) = con.execute("SELECT count(*) FROM r0").fetchone()
     # The outputs are streamed to Parquet as DuckDB produces them, in row groups of 16k rows (a row group of 123k
     # kernels with their names buffers 130 MB), in no particular row order: sorting whole rows with their names
     # cost 280 MB at 150k kernels, and a sort of integers with the strings joined after it keeps its order only
@@ -367,10 +383,9 @@ def _attribute(
         "run_id": f"'{run_id}'",
         "domain": "d.domain",
         "name": "r.name",
-        "text": "n.text",
-        **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "process", "depth", "parent_id")},
-        "thread": "n.thread",
-        "end_thread": "n.end_thread",
+        "text": "r.text",
+        **{c: f"r.{c}" for c in ("range_id", "kind", "start_ns", "end_ns", "process", "thread", "end_thread")},
+        **{c: f"pp.{c}" for c in ("depth", "parent_id")},
     }  # fmt: skip
     names = "".join(
         f" LEFT JOIN strings AS s_{n} ON s_{n}.id = x.{n}_id" for n in ("name", "short_name", "mangled_name")
@@ -406,8 +421,8 @@ def _attribute(
             con,
             f"""
             SELECT {conform_select(RANGES, range_cols)}
-            FROM ranges_out AS r
-            JOIN src_nvtx AS n ON n.src_row = r.range_id
+            FROM ranges_named AS r
+            LEFT JOIN pp ON pp.range_id = r.range_id
             LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
             """,
             RANGES,
@@ -468,6 +483,19 @@ def _rss_mb() -> int:
             return int(f.read().split()[1]) * 4096 >> 20
     except OSError:
         return 0
+
+
+def _directives(stmt: str) -> list[list[str]]:
+    """The reader's directives in a statement's comments: ``-- @wait a b`` -> ``["--", "@wait", "a", "b"]``."""
+    return [line.split() for line in stmt.splitlines() if line.startswith("-- @")]
+
+
+def _execute(con: Any, stmt: str, params: dict[str, Any] | None = None) -> None:
+    """Run one statement (with ``$name`` parameters), logging its time and the resident memory when debugging."""
+    t0 = time.perf_counter()
+    con.execute(stmt, params) if params else con.execute(stmt)
+    if log.isEnabledFor(logging.DEBUG):  # per statement: time, resident memory, the statement's start
+        log.debug("%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.split())[:60])
 
 
 def _statements(sql: str) -> list[str]:
