@@ -174,14 +174,15 @@ span AS (SELECT min(t) AS lo, (max(t) - min(t) + 1)::DOUBLE AS w, count(*) AS to
 bins AS (SELECT floor((p.t - span.lo) / span.w * 1024)::INTEGER AS bin, count(*) AS n FROM p, span GROUP BY ALL),
 cut AS (
     SELECT bin, span.lo, span.w,
-           ((sum(n) OVER (ORDER BY bin) - n) * ceil(span.total / getvariable('slice_ranges')) // span.total)::INTEGER
-               AS slice
+           -- integer division: // of a DOUBLE does not floor, and ::INTEGER rounds
+           ((sum(n) OVER (ORDER BY bin) - n) * ceil(span.total / getvariable('slice_ranges'))::BIGINT
+               // span.total)::INTEGER AS slice
     FROM bins, span
 ),
 lo AS (
     SELECT slice,
-           CASE WHEN slice = 0 THEN -9223372036854775808 ELSE any_value(lo) + (min(bin) * any_value(w) / 1024)::BIGINT END
-               AS t_lo
+           CASE WHEN slice = 0 THEN -9223372036854775808
+                ELSE any_value(lo) + (min(bin) * any_value(w) / 1024)::BIGINT END AS t_lo
     FROM cut GROUP BY slice
 )
 SELECT slice, t_lo, coalesce(lead(t_lo) OVER (ORDER BY slice), 9223372036854775807) AS t_hi FROM lo;
@@ -243,6 +244,11 @@ DROP TABLE open_pushes;
 DROP TABLE lane_state;
 DROP TABLE slices;
 DROP VIEW lane_events;
+
+-- give the memory DuckDB's allocator keeps after the sweep back to the OS (~100 MB at 700k ranges; later steps
+-- would reuse only part of it): changing the thread count purges all its arenas (Allocator::FlushAll)
+SET threads = 1;
+RESET threads;
 
 -- every range with its text and grouping name (a view: computed where used, the output included)
 CREATE TEMP VIEW ranges_named AS
@@ -336,3 +342,7 @@ DROP TABLE leaf_path;
 DROP TABLE op_se;
 DROP TABLE op_other;
 
+-- give the memory DuckDB's allocator keeps after attribution back to the OS before the outputs are
+-- written (~100 MB at 700k ranges): changing the thread count purges all its arenas (Allocator::FlushAll)
+SET threads = 1;
+RESET threads;

@@ -240,8 +240,9 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
 # at ~0.40 GB of resident memory in all, not reaching it (see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
 # push/pop ranges per slice of the NVTX stack sweep (nsys_attribution.sql): the sort of one slice's events is in
-# memory at a time. 200k: 0.39 GB at 700k ranges (one slice: 0.46 GB), time within noise
-SLICE_RANGES = 200_000
+# memory at a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB;
+# 150k 0.39 GB; 100k 0.38 GB but +0.12 s
+SLICE_RANGES = 150_000
 
 
 @contextlib.contextmanager
@@ -277,6 +278,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
                     # peak RSS at 150k kernels, same time
                     "allocator_flush_threshold": "8MB",
                     "allocator_bulk_deallocation_flush_threshold": "8MB",
+                    # hash joins build on the side written on the right (the narrow one: pp, ops_out, strings):
+                    # DuckDB's estimate of a filtered view is low, and it built the ranges output's join on the
+                    # 700k ranges with their text and names (+110 MB while writing)
+                    "disabled_optimizers": "build_side_probe_side",
                 }
             )
             try:
@@ -335,7 +340,7 @@ def _attribute(
     n_kernels = counts.get("kernel", 0)
     n_memops = sum(v for k, v in counts.items() if k != "kernel")
     (n_ranges,) = con.execute("SELECT count(*) FROM r0").fetchone()
-    # The outputs are streamed to Parquet as DuckDB produces them, in row groups of 16k rows (a row group of 123k
+    # The outputs are streamed to Parquet as DuckDB produces them, in row groups of 4k rows (a row group of 123k
     # kernels with their names buffers 130 MB), in no particular row order: sorting whole rows with their names
     # cost 280 MB at 150k kernels, and a sort of integers with the strings joined after it keeps its order only
     # while DuckDB probes with the sorted side (not when an export has more strings than kernels).
