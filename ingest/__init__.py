@@ -218,7 +218,7 @@ def ingest_file(
     Re-ingesting the same bytes is a no-op (status ``exists``) unless ``force``. Raises :class:`RooflakeError`
     subclasses for bad input or an unwritable store; the store is then unchanged.
     """
-    from rooflake.store import DuckTable, Store
+    from rooflake.store import DuckTable, Store, duck_row
 
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
@@ -242,7 +242,11 @@ def ingest_file(
             "rooflake_version": _rooflake_version(),
             "schema_version": SCHEMA_VERSION,
         }
-        runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+        con = next((t.con for t in out.values() if isinstance(t, DuckTable)), None)
+        if con is not None:  # the reader's DuckDB builds the row: no pandas import by pyarrow (see duck_row)
+            runs: pa.Table | DuckTable = duck_row(con, RUNS, row)
+        else:
+            runs = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
         tables = {name: t for name, t in out.items() if isinstance(t, (pa.Table, DuckTable))}
         res = store.publish(run_id, {"runs": runs, **tables}, force=force)
     n_ranges = out["ranges"].num_rows if "ranges" in out else None

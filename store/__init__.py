@@ -13,6 +13,7 @@ run has a ``runs`` row, so a crash never leaves a half-run visible.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import errno
 import fcntl
 import os
@@ -133,6 +134,44 @@ class DuckTable:
             )
         except duckdb.IOException as e:  # a full or read-only disk: publish reports it as a store error
             raise OSError(str(e).splitlines()[0]) from e
+
+
+def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:
+    """A one-row :class:`DuckTable` of ``schema`` holding ``values`` (str, int, float, bool, tz-aware datetime,
+    list, or a list of (key, value) pairs for a map column; absent or None: NULL), written as SQL literals. For a
+    reader that already has a DuckDB connection: ``pa.table`` of Python values makes pyarrow import pandas when it is
+    installed (+0.2 s, +33 MB resident for the rest of the ingest). Raises ``TypeError`` for another value type."""
+    # CASE over a column, not a bare constant: DuckDB writes a constant column as REQUIRED (not null), pyarrow as
+    # OPTIONAL, and every partition of a table must agree
+    exprs = {
+        f.name: f"CASE WHEN r.one = 1 THEN {_sql_literal(values[f.name], f.type)} END"
+        for f in schema
+        if values.get(f.name) is not None
+    }
+    return DuckTable(con, f"SELECT {conform_select(schema, exprs)} FROM (SELECT 1 AS one) AS r", schema, 1)
+
+
+def _sql_literal(v: Any, t: pa.DataType) -> str:
+    """``v`` as a DuckDB literal (cast to the column's type by :func:`conform_select`)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return f"'{_sql_str(v)}'"
+    if isinstance(v, datetime.datetime):
+        return f"TIMESTAMPTZ '{v.isoformat()}'" if v.tzinfo else f"TIMESTAMP '{v.isoformat()}'"
+    if pa.types.is_map(t):
+        return (
+            "MAP {"
+            + ", ".join(f"{_sql_literal(k, t.key_type)}: {_sql_literal(x, t.item_type)}" for k, x in v)
+            + "}"
+        )
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_sql_literal(x, t.value_type) for x in v) + "]"
+    raise TypeError(f"no SQL literal for {type(v).__name__}")
 
 
 # DuckTable's Parquet row groups: bounded memory for rows with long names (150k nsys kernels with their names, 2

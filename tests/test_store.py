@@ -166,3 +166,36 @@ def test_conform_select_refuses_unknown_columns() -> None:
     assert conform_select(schema, {"a": "x.a"}) == 'CAST(x.a AS BIGINT) AS "a", NULL::VARCHAR AS "b"'
     with pytest.raises(KeyError, match="not columns of the schema"):
         conform_select(schema, {"a": "x.a", "c": "x.c"})
+
+
+def test_duck_row_equals_the_pyarrow_row_and_stays_nullable(tmp_path: Path) -> None:
+    """The nsys reader's runs row is built by DuckDB from SQL literals (pyarrow would import pandas): it must hold
+    exactly the values pyarrow builds, quotes and all, with OPTIONAL columns like every pyarrow-written partition."""
+    from datetime import datetime, timezone
+
+    import duckdb
+    import pyarrow as pa
+
+    from rooflake.schema import RUNS
+    from rooflake.store import duck_row
+
+    row = {
+        "run_id": "0123456789abcdef",
+        "source_path": '/tmp/it\'s a "path"/run.sqlite',
+        "source_bytes": 2**40 + 7,
+        "producer": "nsys 2024.6.2.225",
+        "derivation": '{"all": ["it\'s"]}',
+        "n_kernels": 0,
+        "ingested_at": datetime(2026, 11, 22, 1, 2, 3, 456789, tzinfo=timezone.utc),
+        "labels": [("model", "it's"), ("z", "")],
+        "command_line": None,
+    }
+    con = duckdb.connect()
+    got = duck_row(con, RUNS, row)
+    want = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+    assert got.to_arrow().to_pylist() == want.to_pylist()
+    got.write_parquet(tmp_path / "runs.parquet", {})
+    written = pq.read_table(tmp_path / "runs.parquet")
+    assert written.to_pylist() == want.to_pylist()
+    assert all(f.nullable for f in written.schema)
+    assert duck_row(con, RUNS, {}).to_arrow().to_pylist() == [dict.fromkeys(RUNS.names)]
