@@ -20,7 +20,9 @@
 -- Directives for the reader: "-- @wait <source>" before a statement that needs a source that may still be read on
 -- another thread (the biggest table is, while this starts); "-- @release <source>" frees a source's Arrow table
 -- once no later statement reads it; "-- @each <table>" marks a run of statements executed in turn once per row
--- of <table> (in the order of its first column), each column bound as parameter $<column>.
+-- of <table> (in the order of its first column), each column bound as parameter $<column>; "-- @purge": after the
+-- statement, DuckDB's allocator gives back the memory it keeps freed but resident (at 700k ranges ~100 MB after
+-- the sweep, ~65 MB after the walk: the statements after reuse only part of it).
 --
 -- Method. Push/pop ranges nest per lane = (thread, domain). One sort of the lane's events (push, pop, and the
 -- launch calls of GPU operations made on that thread) and a running sum of +1 (push) / -1 (pop) give the open
@@ -243,12 +245,8 @@ DROP TABLE IF EXISTS ev_up;
 DROP TABLE open_pushes;
 DROP TABLE lane_state;
 DROP TABLE slices;
+-- @purge
 DROP VIEW lane_events;
-
--- give the memory DuckDB's allocator keeps after the sweep back to the OS (~100 MB at 700k ranges; later steps
--- would reuse only part of it): changing the thread count purges all its arenas (Allocator::FlushAll)
-SET threads = 1;
-RESET threads;
 
 -- every range with its text and grouping name (a view: computed where used, the output included)
 CREATE TEMP VIEW ranges_named AS
@@ -279,6 +277,7 @@ FROM (
     )
 );
 
+-- @purge
 DROP TABLE walk_ids;
 
 CREATE TEMP TABLE leaf_stack AS
@@ -289,6 +288,7 @@ WITH RECURSIVE up(leaf, domain_id, cur, stack) AS (
 )
 SELECT leaf, domain_id, stack FROM up WHERE cur IS NULL;
 
+-- @purge
 DROP TABLE walk;
 
 CREATE TEMP TABLE paths AS
@@ -340,9 +340,5 @@ DROP TABLE ops;
 DROP TABLE op_inner;
 DROP TABLE leaf_path;
 DROP TABLE op_se;
+-- @purge
 DROP TABLE op_other;
-
--- give the memory DuckDB's allocator keeps after attribution back to the OS before the outputs are
--- written (~100 MB at 700k ranges): changing the thread count purges all its arenas (Allocator::FlushAll)
-SET threads = 1;
-RESET threads;

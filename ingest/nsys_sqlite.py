@@ -331,6 +331,8 @@ def _attribute(
             for row in cur.fetchall():
                 for stmt in block:
                     _execute(con, stmt, {c: v for c, v in zip(cols, row, strict=True) if f"${c}" in stmt})
+        if any(d[1] == "@purge" for d in directives):
+            _purge(con)
         for name in (n for d in directives if d[1] == "@release" for n in d[2:]):
             if sources.pop(name)[1] is not None:  # drop the last references: the Arrow memory is freed
                 con.unregister(f"{name}_arrow")
@@ -479,6 +481,16 @@ def _trim() -> None:
 
     with contextlib.suppress(OSError, AttributeError):  # not glibc
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+
+
+def _purge(con: Any) -> None:
+    """Make DuckDB's allocator give the memory it keeps (freed, still resident) back to the OS. DuckDB has no
+    setting for it; changing the thread count purges all of its allocator's arenas (``Allocator::FlushAll`` when
+    the task scheduler relaunches its threads; measured with DuckDB 2.0): at 700k ranges, peak RSS 0.39 -> 0.37 GB,
+    and the outputs are written from 0.28 GB instead of 0.39 GB. Without that effect in a later DuckDB, only memory
+    is lost, and the thread count is the default again either way."""
+    con.execute("SET threads = 1")
+    con.execute("RESET threads")
 
 
 def _rss_mb() -> int:
