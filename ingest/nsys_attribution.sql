@@ -52,20 +52,6 @@ CASE
     ELSE t
 END;
 
--- API calls
--- @wait api_raw0
-CREATE TEMP VIEW src_api AS
-SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api
-FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
-LEFT JOIN strings AS s ON s.id = a.api_id;
-
--- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
-CREATE TEMP TABLE api1 AS
-SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS thread,
-       min(start) AS start, arg_min(api, start) AS api
-FROM src_api
-GROUP BY ALL;
-
 -- GPU operations in start order (idx: kernel_id / op_id)
 -- @wait k_raw
 CREATE TEMP VIEW src_kernel AS
@@ -75,6 +61,31 @@ FROM k_raw AS k;
 CREATE TEMP VIEW src_memop AS
 SELECT row_number() OVER (ORDER BY start, kind, correlation_id, process, device_id) - 1 AS idx, *
 FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw);
+
+-- the (process, correlation id) of every GPU operation: the API calls that launched one are the only ones kept (an
+-- export can hold 10x more API calls than GPU operations: aggregating all of them cost +400 MB at 1.7M calls)
+CREATE TEMP TABLE op_keys AS
+SELECT DISTINCT process, correlation_id
+FROM (
+    SELECT process, correlation_id FROM k_raw
+    UNION ALL SELECT process, correlation_id FROM mc_raw
+    UNION ALL SELECT process, correlation_id FROM ms_raw
+);
+
+-- API calls
+-- @wait api_raw0
+CREATE TEMP VIEW src_api AS
+SELECT a.start, a."end", a.thread, a.correlation_id, coalesce(a.api_text, s.value) AS api
+FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
+SEMI JOIN op_keys AS k ON k.process = (a.thread & ~16777215) AND k.correlation_id = a.correlation_id
+LEFT JOIN strings AS s ON s.id = a.api_id;
+
+-- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
+CREATE TEMP TABLE api1 AS
+SELECT thread & ~16777215 AS process, correlation_id, arg_min(thread, start) AS thread,
+       min(start) AS start, arg_min(api, start) AS api
+FROM src_api
+GROUP BY ALL;
 
 -- every GPU operation (the columns attribution and coverage need; the others stay in the compact Arrow sources
 -- until the output) and its launch call; uid: kernels even, memcpy/memset odd
@@ -95,6 +106,7 @@ LEFT JOIN api1 AS a USING (process, correlation_id);
 
 -- @release api_raw0 api_raw1
 DROP TABLE api1;
+DROP TABLE op_keys;
 DROP VIEW src_api;
 DROP VIEW api_raw0;
 DROP VIEW api_raw1;
@@ -166,10 +178,11 @@ FROM ops AS o JOIN lanes AS l ON l.thread = o.launch_thread;
 
 -- The sweep runs over slices of the time axis, one after another, so that only one slice's events are sorted at
 -- a time (all 1.8M events of a 700k-range export at once: +200 MB). The slice bounds split the push/pop ranges'
--- start times into parts of about getvariable('slice_ranges') ranges (set by the reader), from a 1,024-bin
--- histogram. Each lane's level and event count carry over from one slice to the next (lane_state), and so do the
--- ranges still open at a slice's end (open_pushes): an event's innermost range or parent is either pushed in its
--- own slice or open at the slice's start.
+-- start times, from a 1,024-bin histogram, into parts of about getvariable('slice_ranges') ranges, in at most
+-- getvariable('max_slices') slices (both set by the reader: each slice scans the sources again, so their number
+-- is bounded to keep the sweep linear). Each lane's level and event count carry over from one slice to the next
+-- (lane_state), and so do the ranges still open at a slice's end (open_pushes): an event's innermost range or
+-- parent is either pushed in its own slice or open at the slice's start.
 CREATE TEMP TABLE slices AS
 WITH p AS (SELECT start_ns AS t FROM push_pop),
 span AS (SELECT min(t) AS lo, (max(t) - min(t) + 1)::DOUBLE AS w, count(*) AS total FROM p),
@@ -177,7 +190,8 @@ bins AS (SELECT floor((p.t - span.lo) / span.w * 1024)::INTEGER AS bin, count(*)
 cut AS (
     SELECT bin, span.lo, span.w,
            -- integer division: // of a DOUBLE does not floor, and ::INTEGER rounds
-           ((sum(n) OVER (ORDER BY bin) - n) * ceil(span.total / getvariable('slice_ranges'))::BIGINT
+           ((sum(n) OVER (ORDER BY bin) - n)
+               * least(ceil(span.total / getvariable('slice_ranges')), getvariable('max_slices'))::BIGINT
                // span.total)::INTEGER AS slice
     FROM bins, span
 ),
@@ -218,10 +232,10 @@ ASOF LEFT JOIN (
     ON p.lane = e.lane AND p.level = e.level - e.kind AND e.seq >= p.seq;
 
 -- innermost range of each operation: over its thread's lanes (domains; all in this slice: same launch time), the
--- latest-pushed innermost one
+-- latest-pushed innermost one (pushed at the same instant in two domains: the later event row)
 -- @each slices
 INSERT INTO op_inner
-SELECT ref, arg_max(up_id, up_start) FROM ev_up WHERE kind = 0 AND level > 0 GROUP BY ref;
+SELECT ref, arg_max(up_id, (up_start, up_id)) FROM ev_up WHERE kind = 0 AND level > 0 GROUP BY ref;
 
 -- depth and parent of each push/pop range (kept for the output)
 -- @each slices

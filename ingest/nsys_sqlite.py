@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -237,12 +238,15 @@ def _load(con: Any, name: str, select: str, arrow: pa.Table | None) -> None:
 
 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.40 GB of resident memory in all, not reaching it (see CHANGELOG.md).
+# at ~0.38 GB of resident memory in all, not reaching it (see CHANGELOG.md).
 MEMORY_LIMIT = "1GB"
 # push/pop ranges per slice of the NVTX stack sweep (nsys_attribution.sql): the sort of one slice's events is in
 # memory at a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB;
 # 150k 0.39 GB; 100k 0.38 GB but +0.12 s
 SLICE_RANGES = 150_000
+# at most this many slices: each slice scans the sources again (~15 ms per slice at 700k ranges), so a fixed slice
+# size would make the sweep quadratic in the export's size; beyond 8 x 150k ranges the slices grow instead
+MAX_SLICES = 8
 
 
 @contextlib.contextmanager
@@ -278,10 +282,6 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
                     # peak RSS at 150k kernels, same time
                     "allocator_flush_threshold": "8MB",
                     "allocator_bulk_deallocation_flush_threshold": "8MB",
-                    # hash joins build on the side written on the right (the narrow one: pp, ops_out, strings):
-                    # DuckDB's estimate of a filtered view is low, and it built the ranges output's join on the
-                    # 700k ranges with their text and names (+110 MB while writing)
-                    "disabled_optimizers": "build_side_probe_side",
                 }
             )
             try:
@@ -308,29 +308,34 @@ def _attribute(
         _load(con, table, select, arrow)
         present[table] = arrow is not None
     con.execute(f"SET VARIABLE slice_ranges = {int(SLICE_RANGES)}")
+    con.execute(f"SET VARIABLE max_slices = {int(MAX_SLICES)}")
     sql = resources.files("rooflake.ingest").joinpath("nsys_attribution.sql").read_text(encoding="utf-8")
     stmts = _statements(sql)
     i = 0
     while i < len(stmts):
-        directives = _directives(stmts[i])
+        # one statement, or the run of statements marked "-- @each <table>": once per row of the table
+        each = next((d[2] for d in _directives(stmts[i]) if d[1] == "@each"), None)
+        j = i + 1
+        while (
+            each is not None and j < len(stmts) and ["@each", each] in (d[1:3] for d in _directives(stmts[j]))
+        ):
+            j += 1
+        block, i = stmts[i:j], j
+        directives = [
+            d for stmt in block for d in _directives(stmt)
+        ]  # waits before the run, the others after
         for name in (n for d in directives if d[1] == "@wait" for n in d[2:] if n in late):
             sources.update(late.pop(name).result())
             _load(con, name, *sources[name])
             present[name] = sources[name][1] is not None
-        each = next((d[2] for d in directives if d[1] == "@each"), None)
         if each is None:
-            _execute(con, stmts[i])
-            i += 1
-        else:  # the run of statements marked "-- @each <table>", once per row of the table (its columns: $name)
-            block = []
-            while i < len(stmts) and ["@each", each] in (d[1:3] for d in _directives(stmts[i])):
-                block.append(stmts[i])
-                i += 1
+            _execute(con, block[0])
+        else:
             cur = con.execute(f"SELECT * FROM {each} ORDER BY 1")
             cols = [c[0] for c in cur.description]
             for row in cur.fetchall():
                 for stmt in block:
-                    _execute(con, stmt, {c: v for c, v in zip(cols, row, strict=True) if f"${c}" in stmt})
+                    _execute(con, stmt, _params(stmt, dict(zip(cols, row, strict=True))))
         if any(d[1] == "@purge" for d in directives):
             _purge(con)
         for name in (n for d in directives if d[1] == "@release" for n in d[2:]):
@@ -434,6 +439,9 @@ def _attribute(
             """,
             RANGES,
             n_ranges,
+            # the hash join builds on pp, written on the right: DuckDB's estimate of the filtered range view is
+            # low, and it built on the 700k ranges with their text and names (+173 MB while writing, +64 MB so)
+            settings={"disabled_optimizers": "build_side_probe_side"},
         ),
     }
     coverage_cols = {c: c for c in COVERAGE.names if c != "run_id"} | {"run_id": f"'{run_id}'"}
@@ -505,6 +513,16 @@ def _rss_mb() -> int:
 def _directives(stmt: str) -> list[list[str]]:
     """The reader's directives in a statement's comments: ``-- @wait a b`` -> ``["--", "@wait", "a", "b"]``."""
     return [line.split() for line in stmt.splitlines() if line.startswith("-- @")]
+
+
+def _params(stmt: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The ``$name`` parameters of ``stmt`` (outside comments) bound from ``values``. Raises ``ValueError`` for a
+    parameter ``values`` lacks (a mistake in the SQL file)."""
+    code = "\n".join(line.split("--", 1)[0] for line in stmt.splitlines())
+    names = set(re.findall(r"\$(\w+)", code))
+    if names - values.keys():
+        raise ValueError(f"nsys_attribution.sql: no value for ${', $'.join(sorted(names - values.keys()))}")
+    return {n: values[n] for n in names}
 
 
 def _execute(con: Any, stmt: str, params: dict[str, Any] | None = None) -> None:

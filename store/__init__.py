@@ -101,19 +101,33 @@ class DuckTable:
     streaming writer (no copy in Python memory), or fetched as Arrow.
 
     ``select`` is a full SELECT statement whose columns are exactly ``schema``'s (see :func:`conform_select`);
-    ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table). The connection must
-    stay open until the table is written.
+    ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table); ``settings``: DuckDB
+    settings in force while it runs (reset after). The connection must stay open until the table is written.
     """
 
-    def __init__(self, con: Any, select: str, schema: pa.Schema, num_rows: int) -> None:
+    def __init__(
+        self, con: Any, select: str, schema: pa.Schema, num_rows: int, settings: dict[str, str] | None = None
+    ) -> None:
         self.con = con
         self.select = select
         self.schema = schema
         self.num_rows = num_rows
+        self.settings = settings or {}
+
+    @contextlib.contextmanager
+    def _settings(self) -> Iterator[None]:
+        for k, v in self.settings.items():
+            self.con.execute(f"SET {k} = '{_sql_str(v)}'")
+        try:
+            yield
+        finally:
+            for k in self.settings:
+                self.con.execute(f"RESET {k}")
 
     def to_arrow(self) -> pa.Table:
         """The rows as a ``pyarrow.Table`` with ``schema`` (field metadata included). Raises ``duckdb.Error``."""
-        return fetch_arrow(self.con, self.select).cast(self.schema)
+        with self._settings():
+            return fetch_arrow(self.con, self.select).cast(self.schema)
 
     def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
         """Write the rows to ``path`` (zstd) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``,
@@ -128,19 +142,21 @@ class DuckTable:
         kv["ARROW:schema"] = base64.b64encode(self.schema.serialize().to_pybytes()).decode()
         opts = ", ".join(f"'{_sql_str(k)}': '{_sql_str(v)}'" for k, v in kv.items())
         try:
-            self.con.execute(
-                f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
-                f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}, KV_METADATA {{{opts}}})"
-            )
+            with self._settings():
+                self.con.execute(
+                    f"COPY ({self.select}) TO '{_sql_str(str(path))}' "
+                    f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}, KV_METADATA {{{opts}}})"
+                )
         except duckdb.IOException as e:  # a full or read-only disk: publish reports it as a store error
             raise OSError(str(e).splitlines()[0]) from e
 
 
 def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:
     """A one-row :class:`DuckTable` of ``schema`` holding ``values`` (str, int, float, bool, tz-aware datetime,
-    list, or a list of (key, value) pairs for a map column; absent or None: NULL), written as SQL literals. For a
-    reader that already has a DuckDB connection: ``pa.table`` of Python values makes pyarrow import pandas when it is
-    installed (+0.2 s, +33 MB resident for the rest of the ingest). Raises ``TypeError`` for another value type."""
+    list, or a dict or list of (key, value) pairs for a map column; absent or None: NULL), written as SQL literals.
+    For a reader that already has a DuckDB connection: ``pa.table`` of Python values makes pyarrow import pandas when
+    it is installed (+0.2 s, +33 MB resident for the rest of the ingest). Raises ``TypeError`` for another value
+    type."""
     # CASE over a column, not a bare constant: DuckDB writes a constant column as REQUIRED (not null), pyarrow as
     # OPTIONAL, and every partition of a table must agree
     exprs = {
@@ -164,9 +180,10 @@ def _sql_literal(v: Any, t: pa.DataType) -> str:
     if isinstance(v, datetime.datetime):
         return f"TIMESTAMPTZ '{v.isoformat()}'" if v.tzinfo else f"TIMESTAMP '{v.isoformat()}'"
     if pa.types.is_map(t):
+        pairs = v.items() if isinstance(v, dict) else v
         return (
             "MAP {"
-            + ", ".join(f"{_sql_literal(k, t.key_type)}: {_sql_literal(x, t.item_type)}" for k, x in v)
+            + ", ".join(f"{_sql_literal(k, t.key_type)}: {_sql_literal(x, t.item_type)}" for k, x in pairs)
             + "}"
         )
     if isinstance(v, list | tuple):

@@ -306,12 +306,17 @@ def test_read_gives_arrow_tables_equal_to_the_store(nsys_store: Path) -> None:
     "name",
     ["GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite", "Sh1mwww__llama3-inference__demo.sqlite"],
 )
-def test_sweep_in_slices_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+@pytest.mark.parametrize(
+    ("per_slice", "max_slices", "want"), [(40, 1000, range(5, 1025)), (1, 3, range(2, 4))]
+)
+def test_sweep_in_slices_gives_the_same_tables(
+    monkeypatch: pytest.MonkeyPatch, name: str, per_slice: int, max_slices: int, want: range
+) -> None:
     """The NVTX stack sweep runs slice by slice of the time axis (bounded memory): many small slices must give
-    exactly the tables one slice gives, ranges open across slice bounds included."""
+    exactly the tables one slice gives, ranges open across slice bounds included; the number of slices is capped."""
     from rooflake.ingest import nsys_sqlite, read
 
-    def tables() -> dict[str, list[tuple]]:
+    def tables() -> dict[str, list[str]]:
         out = read(NSYS / name, run_id="r")
         return {k: sorted(map(repr, v.to_pylist())) for k, v in out.items() if k != "run"}
 
@@ -325,8 +330,24 @@ def test_sweep_in_slices_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, 
         execute(con, stmt, params)
 
     monkeypatch.setattr(nsys_sqlite, "_execute", spy)
-    monkeypatch.setattr(nsys_sqlite, "SLICE_RANGES", 40)
+    monkeypatch.setattr(nsys_sqlite, "SLICE_RANGES", per_slice)
+    monkeypatch.setattr(nsys_sqlite, "MAX_SLICES", max_slices)
     many = tables()
-    assert len(set(slices)) >= 5  # really swept in slices
+    assert len(set(slices)) in want  # really swept in slices, no more than the cap
     assert many == one
-    assert len(one["ranges"]) > 200 and any("depth=2" in r or "'depth': 2" in r for r in one["ranges"])
+    assert len(one["ranges"]) > 200 and any("'depth': 2" in r for r in one["ranges"])
+
+
+def test_each_binds_only_the_statement_s_own_parameters() -> None:
+    """ "-- @each" binds a slice's columns as $parameters: exactly those the statement uses outside comments (DuckDB
+    refuses extra ones), and a parameter the table lacks is a mistake in the SQL file."""
+    from rooflake.ingest.nsys_sqlite import _params
+
+    row = {"slice": 0, "t": 5, "t_lo": 1, "t_hi": 2}
+    assert _params("SELECT * FROM x WHERE t >= $t_lo -- before $t_hi\n  AND t < $t_hi", row) == {
+        "t_lo": 1,
+        "t_hi": 2,
+    }
+    assert _params("SELECT $t", row) == {"t": 5}
+    with pytest.raises(ValueError, match=r"\$t_mid"):
+        _params("SELECT $t_mid", row)

@@ -199,3 +199,5 @@ def test_duck_row_equals_the_pyarrow_row_and_stays_nullable(tmp_path: Path) -> N
     assert written.to_pylist() == want.to_pylist()
     assert all(f.nullable for f in written.schema)
     assert duck_row(con, RUNS, {}).to_arrow().to_pylist() == [dict.fromkeys(RUNS.names)]
+    as_dict = duck_row(con, RUNS, {**row, "labels": dict(row["labels"])}).to_arrow()
+    assert as_dict.to_pylist() == want.to_pylist()  # a dict for a map column: its items, not its keys
