@@ -48,13 +48,13 @@ WITH r AS (
         run_id,
         labels,
         labels[$vary] AS value,
-        array_to_string(
+        coalesce(array_to_string(  -- '' of no label: DuckDB 1.4 gives NULL for an empty list, 2.0 ''
             list_sort(list_transform(
                 list_filter(map_entries(labels), lambda e: e.key <> $vary),
                 lambda e: e.key || '=' || e.value
             )),
             ', '
-        ) AS series,
+        ), '') AS series,
         CASE WHEN isfinite(try_cast(labels[$vary] AS DOUBLE)) THEN try_cast(labels[$vary] AS DOUBLE) END
             AS value_num
     FROM runs
