@@ -281,6 +281,8 @@ WITH RECURSIVE up(id, cur) AS (
 )
 SELECT id, cur AS parent_id FROM up;
 
+-- (text and name as in ranges_named, but joined on nvtx_raw: through the view DuckDB names all 700k ranges before
+-- the join, 0.11 s against 0.05 s)
 CREATE TEMP TABLE walk AS
 SELECT id, parent_id, domain_id, range_name(text, cut) AS name
 FROM (
