@@ -1,7 +1,7 @@
 # rooflake developer tasks. `make` = lint + test.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-SRC_DIRS := schema ingest store queries render cli
+SRC_DIRS := schema ingest store queries render views pipeline instrument cli
 # the editable install (strict mode) maps files one by one: re-install when the file list changes
 FILE_LIST := $(sort $(shell find $(SRC_DIRS) -type f \( -name '*.py' -o -name '*.sql' \) 2>/dev/null))
 STAMP := $(VENV)/.rooflake-installed

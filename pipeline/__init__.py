@@ -1,0 +1,1 @@
+"""rooflake.pipeline: ingest of files and folders into a store (worker processes, progress, results)."""
