@@ -1,0 +1,194 @@
+"""The shape of the package, checked by walking its source (DESIGN.md §2 and §6, issue 9).
+
+- Layers: a module imports only from its own layer or the layers below it
+  (schema → ingest/store → pipeline/queries → views → render → cli; instrument sits on schema alone).
+- No module imports another module's ``_private`` name.
+- SQL lives in ``.sql`` files: no Python string literal outside the query runner holds an SQL statement
+  (the check: an upper-case statement keyword at the start of the text — ``SELECT … FROM``, ``WITH … AS (``,
+  ``CREATE``/``INSERT``/``COPY``/``ATTACH``/``PRAGMA``/``DROP``/``UPDATE``/``DELETE`` — in any constant or f-string
+  that is not a docstring).
+- No function is over 60 lines; every CLI command body is at most 30 lines.
+
+These tests need no fixture: they read the source tree only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# folder -> the rooflake subpackages it may import (its own always allowed)
+ALLOWED: dict[str, set[str]] = {
+    "schema": set(),
+    "ingest": {"schema"},
+    "store": {"schema"},
+    "instrument": {"schema"},
+    "pipeline": {"schema", "ingest", "store"},
+    "queries": {"schema", "store"},
+    "views": {"schema", "store", "queries"},
+    "render": {"schema"},
+    "spark": {"schema", "store", "queries"},
+    "cli": {"schema", "ingest", "store", "pipeline", "queries", "views", "render", "instrument", "spark"},
+}
+PACKAGES = [p for p in ALLOWED if (ROOT / p).is_dir()]
+# the one module that may hold SQL text in Python: the runner that loads and binds the .sql files
+SQL_ALLOWED = {"queries/runner.py"}
+MAX_FUNCTION_LINES = 60
+MAX_COMMAND_LINES = 30
+
+SQL_STATEMENT = re.compile(
+    r"^\s*(?:SELECT\b[\s\S]*\bFROM\b|WITH\s+\w+\s+AS\s*\(|CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?"
+    r"(?:TABLE|VIEW|MACRO|INDEX|SEQUENCE)\b|INSERT\s+INTO\b|COPY\b[\s\S]*\bTO\b|ATTACH\b|PRAGMA\b|DROP\s+\w+|"
+    r"UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b)"
+)
+
+
+def _modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return "rooflake." + ".".join(parts)
+
+
+def _imports(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
+    """(line, module, imported names) of every import anywhere in the module (function-local ones too)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module, [a.name for a in node.names]))
+    return out
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_rel)
+def test_imports_respect_the_layers(path: Path) -> None:
+    own = path.relative_to(ROOT).parts[0]
+    bad = []
+    for line, module, _names in _imports(_tree(path)):
+        parts = module.split(".")
+        if parts[0] != "rooflake" or len(parts) < 2:
+            continue
+        if parts[1] != own and parts[1] not in ALLOWED[own]:
+            bad.append(f"{_rel(path)}:{line} imports {module} ({own} may import {sorted(ALLOWED[own])})")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_rel)
+def test_no_private_names_imported_from_other_modules(path: Path) -> None:
+    me = _module_name(path)
+    bad = []
+    for line, module, names in _imports(_tree(path)):
+        if not module.startswith("rooflake.") or module == me:
+            continue
+        private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+        hidden = [p for p in module.split(".") if p.startswith("_") and not p.startswith("__")]
+        if private or hidden:
+            bad.append(f"{_rel(path)}:{line} imports {private or hidden} from {module}")
+    assert not bad, "\n".join(bad)
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def _string_texts(tree: ast.Module) -> list[tuple[int, str]]:
+    docs = _docstrings(tree)
+    docs |= {
+        id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values
+    }  # seen whole below
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            out.append((node.lineno, node.value))
+        elif isinstance(
+            node, ast.JoinedStr
+        ):  # an f-string: its literal parts joined, values as a placeholder
+            text = "".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values)
+            out.append((node.lineno, str(text)))
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if _rel(p) not in SQL_ALLOWED], ids=_rel)
+def test_no_sql_in_python_strings(path: Path) -> None:
+    bad = [
+        f"{_rel(path)}:{line}: {' '.join(text.split())[:80]!r}"
+        for line, text in _string_texts(_tree(path))
+        if SQL_STATEMENT.match(text)
+    ]
+    assert not bad, "SQL belongs in a .sql file:\n" + "\n".join(bad)
+
+
+def test_the_sql_check_can_fail() -> None:
+    """The pattern catches the forms SQL takes in Python code, and leaves prose alone."""
+    tree = ast.parse(
+        'x = "SELECT a FROM t"\ny = f"CREATE OR REPLACE VIEW {n} AS SELECT 1"\nz = "COPY t TO \'f\'"\n'
+        'w = "\\n  WITH a AS (SELECT 1) SELECT * FROM a"\nv = "Select the kernels from the store"\n'
+    )
+    hits = [line for line, text in _string_texts(tree) if SQL_STATEMENT.match(text)]
+    assert hits == [1, 2, 3, 4]
+
+
+def _functions(tree: ast.Module):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_rel)
+def test_no_function_over_60_lines(path: Path) -> None:
+    bad = [
+        f"{_rel(path)}:{f.lineno} {f.name}: {f.end_lineno - f.lineno + 1} lines"
+        for f in _functions(_tree(path))
+        if f.end_lineno is not None and f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def _is_command(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for d in f.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Attribute) and target.attr in ("command", "callback"):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cli").rglob("*.py")), ids=_rel)
+def test_cli_command_bodies_are_short(path: Path) -> None:
+    """A command's body (from its first statement, past the signature of typer options) is ≤ 30 lines."""
+    bad = []
+    for f in _functions(_tree(path)):
+        if not _is_command(f) or f.end_lineno is None:
+            continue
+        body = (
+            f.body[1:]
+            if isinstance(f.body[0], ast.Expr) and isinstance(f.body[0].value, ast.Constant)
+            else f.body
+        )
+        lines = f.end_lineno - body[0].lineno + 1 if body else 0
+        if lines > MAX_COMMAND_LINES:
+            bad.append(f"{_rel(path)}:{f.lineno} {f.name}: body {lines} lines")
+    assert not bad, "\n".join(bad)
