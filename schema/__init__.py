@@ -13,6 +13,7 @@ from rooflake.schema.errors import (
 from rooflake.schema.tables import (
     CEILINGS,
     COVERAGE,
+    ESTIMATES,
     KERNELS,
     MEMOPS,
     METRICS,
@@ -25,6 +26,7 @@ from rooflake.schema.tables import (
 __all__ = [
     "CEILINGS",
     "COVERAGE",
+    "ESTIMATES",
     "MEMOPS",
     "RANGES",
     "KERNELS",

@@ -384,6 +384,60 @@ COVERAGE = _schema(
     "NVTX attribution coverage of each run: which GPU work lies under a range, and why the rest does not.",
 )
 
+ESTIMATES = _schema(
+    [
+        ("run_id", _STR, "", "run (source_format 'torch-model')", "runs.run_id"),
+        ("op_id", _I64, "", "0-based order of the op in the traced step", "estimate"),
+        (
+            "module_path",
+            _STR,
+            "",
+            "innermost module running the op, as named_modules() names it ('' = the model itself); "
+            "the NVTX range name rooflake.instrument.annotate pushes",
+            "torch.utils.module_tracker",
+        ),
+        ("phase", _STR, "", "forward | backward", "torch autograd"),
+        ("op", _STR, "", "ATen operator (aten.convolution, aten.addmm, ...)", "torch dispatch"),
+        ("dtype", _STR, "", "dtype of the op's first floating-point input (float32, bfloat16, ...)", "tensor"),
+        ("input_shapes", pa.list_(_STR), "", "shape of each tensor input, e.g. '1x3x224x224'", "tensor"),
+        ("output_shapes", pa.list_(_STR), "", "shape of each tensor output", "tensor"),
+        (
+            "flops",
+            _F64,
+            "FLOP",
+            "analytic FLOPs of the op (modelled; NULL where no formula is known, see flops_source)",
+            "flops_source",
+        ),
+        (
+            "flops_source",
+            _STR,
+            "",
+            "torch.utils.flop_counter (PyTorch's own formula) | rooflake:<rule> (ours) | "
+            "none: <why> (no formula: flops NULL)",
+            "estimate",
+        ),
+        (
+            "bytes_compulsory",
+            _I64,
+            "byte",
+            "every tensor input (weights included) and output of the op once, at its dtype; 0 for views",
+            "shapes x element size",
+        ),
+        ("bytes_l1", _F64, "byte", "modelled L1 traffic (DeLTA-style; NULL: no traffic model for the op)", "traffic_model"),
+        ("bytes_l2", _F64, "byte", "modelled L2 traffic (NULL: no traffic model)", "traffic_model"),
+        (
+            "bytes_dram",
+            _F64,
+            "byte",
+            "modelled DRAM traffic (NULL: no traffic model, or no GPU given: L2 size unknown)",
+            "traffic_model",
+        ),
+        ("traffic_model", _STR, "", "delta-conv | delta-gemm | flash-attention | NULL", "estimate"),
+        ("assumptions", _STR, "", "tile, CTAs, reuse factors and GPU the traffic model assumed", "estimate"),
+    ],
+    "Analytic per-op estimates of a model (modelled, not measured): FLOPs, compulsory bytes, DeLTA-style traffic.",
+)
+
 TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
     "kernels": KERNELS,
@@ -392,4 +446,5 @@ TABLES: dict[str, pa.Schema] = {
     "ranges": RANGES,
     "memops": MEMOPS,
     "coverage": COVERAGE,
+    "estimates": ESTIMATES,
 }
