@@ -9,6 +9,7 @@ from rooflake.schema.errors import (
     StoreError,
     ToolMissingError,
     UnsupportedFormatError,
+    UsageError,
 )
 from rooflake.schema.tables import (
     CEILINGS,
@@ -42,4 +43,5 @@ __all__ = [
     "StoreError",
     "ToolMissingError",
     "UnsupportedFormatError",
+    "UsageError",
 ]

@@ -37,3 +37,8 @@ class QueryError(RooflakeError):
 
 class RooflineDataError(RooflakeError):
     """A run lacks the counters a roofline needs; the message names the missing metrics and how to collect them."""
+
+
+class UsageError(RooflakeError):
+    """The user asked for something that cannot be done as asked (a bad option value, a conflicting label, a model
+    that cannot be traced); the message says what to change."""
