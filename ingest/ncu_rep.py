@@ -317,6 +317,9 @@ def _read(path: Path, run_id: str, fp16: str) -> dict[str, Any]:
                 c["clock_hz"].append(ce.clock_hz)
                 c["formula"].append(ce.formula)
                 c["source"].append("ncu-report")
+                c["source_name"].append(None)
+                c["measured_at"].append(None)
+                c["details"].append(None)
             kernel_id += 1
     if kernel_id == 0:
         raise InputError(f"{path}: the report holds {n_ranges} range(s) but no profiled kernels")

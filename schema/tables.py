@@ -292,7 +292,29 @@ CEILINGS = _schema(
         ("unit", _STR, "", "byte/s or FLOP/s", "catalog"),
         ("clock_hz", _F64, "Hz", "the unit clock the peak holds at", "<unit>__cycles_elapsed.avg.per_second"),
         ("formula", _STR, "", "metric names used", "catalog"),
-        ("source", _STR, "", "ncu-report | ert | datasheet | measured", "ingest"),
+        ("source", _STR, "", "ncu-report | ert | ert-spec | datasheet | measured", "ingest"),
+        (
+            "source_name",
+            _STR,
+            "",
+            "the ceiling's name in its source, verbatim (ERT level or FLOP label: 'MCDRAM', 'FP64 GFLOPs'); "
+            "NULL where `formula` names it (ncu)",
+            "ERT roofline.json data[i][0]",
+        ),
+        (
+            "measured_at",
+            _TS,
+            "",
+            "UTC time the source measured the value (ERT TIMESTAMP_DATA); NULL where unknown",
+            "ERT metadata",
+        ),
+        (
+            "details",
+            _STR,
+            "",
+            "JSON: the source's metadata (ERT: version, host, FLOPs per element, threads, GPU blocks/threads)",
+            "source file",
+        ),
     ],
     "Machine ceilings (roofs): peak bandwidth per memory level and peak FLOP/s per pipe.",
 )
