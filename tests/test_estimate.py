@@ -1,0 +1,151 @@
+"""Model side: analytic FLOPs and compulsory bytes per op on meta tensors (issue 12's checks), DeLTA-style traffic."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the model side needs torch: pip install 'rooflake[torch]'")
+
+from torch import nn  # noqa: E402
+from torch_models import SmallLSTM, resnet50  # noqa: E402
+
+from rooflake.instrument.estimate import (  # noqa: E402
+    TORCH_SOURCE,
+    conv_flops,
+    estimate,
+    estimate_rows,
+    per_module,
+)
+from rooflake.instrument.traffic import GpuSpec, attention_traffic, conv_traffic, gemm_shape  # noqa: E402
+from rooflake.schema import ESTIMATES, UsageError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def resnet_b1() -> list[dict]:
+    return estimate_rows(resnet50(), torch.empty(1, 3, 224, 224))
+
+
+def test_resnet50_conv1_flops_and_compulsory_bytes(resnet_b1: list[dict]) -> None:
+    (conv1,) = [r for r in resnet_b1 if r["module_path"] == "conv1"]
+    assert conv1["op"] == "aten.convolution" and conv1["flops_source"] == TORCH_SOURCE
+    assert conv1["flops"] == 236_027_904 == conv_flops(1, 64, 112, 112, 3, 7, 7)
+    # input 3x224x224 + weight 64x3x7x7 + output 64x112x112, FP32
+    assert conv1["bytes_compulsory"] == 3_851_008
+    assert conv1["input_shapes"] == ["1x3x224x224", "64x3x7x7"] and conv1["output_shapes"] == ["1x64x112x112"]
+
+
+def test_every_conv_matches_the_textbook_formula(resnet_b1: list[dict]) -> None:
+    convs = [r for r in resnet_b1 if r["op"] == "aten.convolution"]
+    assert len(convs) == 53  # 1 stem + 16 blocks x 3 + 4 downsamples
+    for r in convs:
+        n, c, _h, _w = map(int, r["input_shapes"][0].split("x"))
+        k, cg, kr, ks = map(int, r["input_shapes"][1].split("x"))
+        _, _, p, q = map(int, r["output_shapes"][0].split("x"))
+        assert r["flops"] == conv_flops(n, k, p, q, cg, kr, ks), r["module_path"]
+
+
+def test_resnet50_forward_total(resnet_b1: list[dict]) -> None:
+    """8.18 GFLOP per image (4.09 GMAC, the figure usually quoted for ResNet-50), convolutions + fc."""
+    gemm = sum(r["flops"] for r in resnet_b1 if r["flops_source"] == TORCH_SOURCE)
+    assert gemm == pytest.approx(8.178e9, rel=1e-3)
+    assert {r["phase"] for r in resnet_b1} == {"forward"}
+
+
+def test_linear_is_2_b_in_out() -> None:
+    rows = estimate_rows(nn.Linear(512, 256, bias=False), torch.empty(32, 512))
+    (mm,) = [r for r in rows if r["flops"]]
+    assert mm["flops"] == 2 * 32 * 512 * 256
+    assert mm["bytes_compulsory"] == (32 * 512 + 512 * 256 + 32 * 256) * 4
+
+
+def test_lstm_is_8_b_h_i_plus_h_t() -> None:
+    b, t, i, h = 4, 10, 32, 64
+    rows = estimate_rows(nn.LSTM(i, h, batch_first=True), torch.empty(b, t, i))
+    gemm = sum(r["flops"] for r in rows if r["flops_source"] == TORCH_SOURCE)
+    # two addmm per step (x W_ih, h W_hh): 2 B (I + H) 4H each step; the bias adds are counted by torch as well
+    assert gemm == pytest.approx(8 * b * h * (i + h) * t, rel=0.01)
+
+
+def test_attention_is_4_b_h_n2_d_with_flash_attention_traffic() -> None:
+    class Attention(nn.Module):
+        def forward(self, q, k, v):  # type: ignore[no-untyped-def]
+            return nn.functional.scaled_dot_product_attention(q, k, v)
+
+    x = torch.empty(1, 8, 4096, 64, dtype=torch.float16)
+    rtx4060ti = GpuSpec("NVIDIA GeForce RTX 4060 Ti", sm_count=34, l2_bytes=32 * 2**20)
+    (row,) = estimate_rows(Attention(), (x, x, x), gpu=rtx4060ti)
+    # the real FlashAttention reports in ../shared/fixtures/ncu count exactly this many tensor ops
+    assert row["flops"] == 4 * 1 * 8 * 4096**2 * 64 == 34_359_738_368
+    assert row["traffic_model"] == "flash-attention"
+    assert row["bytes_compulsory"] == 4 * 8 * 4096 * 64 * 2
+    assert row["bytes_dram"] == row["bytes_compulsory"]  # K and V of a head (1 MiB) stay in the 32 MiB L2
+    assert row["bytes_l2"] == 8 * (2 * 4096 * 64 * 2 + 64 * 2 * 4096 * 64 * 2)
+
+
+def test_training_is_three_times_forward_for_conv_and_linear() -> None:
+    rows = estimate_rows(resnet50(), torch.empty(2, 3, 224, 224), training=True)
+    sums = per_module([r for r in rows if r["flops_source"] == TORCH_SOURCE])
+    for path in ("layer1.0.conv1", "layer3.2.conv2", "fc"):
+        fwd, bwd = sums[(path, "forward")], sums[(path, "backward")]
+        assert (fwd + bwd) / fwd == pytest.approx(3.0, rel=1e-3), path
+    # the stem's input needs no gradient: weight gradient only
+    assert sums[("conv1", "backward")] == sums[("conv1", "forward")]
+
+
+def test_model_is_untouched_and_table_has_the_schema() -> None:
+    model = SmallLSTM()
+    before = {n: p.clone() for n, p in model.state_dict().items()}
+    table = estimate(model, torch.randn(2, 5, 32), run_id="r1", training=True)
+    assert table.schema.equals(ESTIMATES, check_metadata=False)
+    assert set(table.column("run_id").to_pylist()) == {"r1"}
+    assert all(p.grad is None for p in model.parameters())
+    for n, p in model.state_dict().items():
+        assert torch.equal(p, before[n]) and p.device.type == "cpu"
+
+
+def test_ops_without_a_formula_say_so() -> None:
+    rows = estimate_rows(
+        nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Hardswish()), torch.empty(1, 3, 8, 8)
+    )
+    hard = [r for r in rows if r["op"] == "aten.hardswish"]
+    assert hard and hard[0]["flops"] is None and hard[0]["flops_source"].startswith("none: ")
+    relu = [r for r in rows if r["op"] == "aten.relu"][0]
+    assert relu["flops"] == 4 * 6 * 6 and relu["flops_source"].startswith("rooflake:")
+
+
+def test_a_model_that_cannot_run_on_meta_is_one_usage_error() -> None:
+    class Bad(nn.Module):
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            return x.item() + 1  # data-dependent: no meta kernel
+
+    with pytest.raises(UsageError, match="meta tensors"):
+        estimate_rows(Bad(), torch.empty(1))
+
+
+def test_transformers_model_from_config_runs_on_meta() -> None:
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.BertConfig(
+        num_hidden_layers=2, hidden_size=128, num_attention_heads=2, intermediate_size=512
+    )
+    with torch.device("meta"):
+        model = transformers.AutoModel.from_config(cfg)
+    ids = torch.zeros(4, 64, dtype=torch.long)
+    rows = estimate_rows(model, ids)
+    paths = {r["module_path"] for r in rows}
+    assert "encoder.layer.0.attention.self.query" in paths
+    # each of Q, K, V, O projections per layer: 2 B T H H
+    q = [r for r in rows if r["module_path"] == "encoder.layer.0.attention.self.query" and r["flops"]]
+    assert sum(r["flops"] for r in q if r["flops_source"] == TORCH_SOURCE) == 2 * 4 * 64 * 128 * 128
+
+
+def test_conv_traffic_bounds() -> None:
+    """Modelled traffic never drops below the compulsory bytes; L1 ≥ L2 ≥ DRAM for a conv with halo reuse."""
+    from rooflake.instrument.traffic import ConvShape
+
+    a100 = GpuSpec("A100", sm_count=108, l2_bytes=40 * 2**20)
+    t = conv_traffic(ConvShape(n=64, c=256, k=256, h=56, w=56, r=3, s=3, pad=1), 2, a100)
+    assert t.l1 >= t.l2 >= t.dram >= t.compulsory
+    g = conv_traffic(gemm_shape(4096, 4096, 4096), 2, a100)
+    assert g.model == "delta-gemm" and g.l1 == g.l2 and g.dram is not None and g.dram >= g.compulsory
+    small = attention_traffic(1, 1, 128, 128, 64, 2, None)
+    assert small.dram is None and small.compulsory == 4 * 128 * 64 * 2
