@@ -36,7 +36,7 @@ RUNS = _schema(
         ("source_path", _STR, "", "absolute path of the ingested file", "argument"),
         ("source_sha256", _STR, "", "SHA-256 of the source file", "sha256(file)"),
         ("source_bytes", _I64, "byte", "size of the source file", "stat"),
-        ("source_format", _STR, "", "ncu-rep | nsys-sqlite | ncu-csv | ert-json", "magic bytes"),
+        ("source_format", _STR, "", "ncu-rep | nsys-sqlite | ncu-csv | ert-json | torch-trace", "magic bytes"),
         ("producer", _STR, "", "producing tool and version as written in the file", "file text"),
         (
             "source_schema_version",
@@ -162,7 +162,8 @@ KERNELS = _schema(
             "attribution",
             _STR,
             "",
-            "how nvtx_path was found: push_pop | start_end | other_thread | no_range_open | no_launch_row | ncu",
+            "how nvtx_path was found: push_pop | start_end | other_thread | no_range_open | no_launch_row | ncu | "
+            "external_id (torch trace: the CPU op named by the kernel's External id)",
             "ingest",
         ),
         (
@@ -352,8 +353,16 @@ RANGES = _schema(
             "ingest",
         ),
         ("parent_id", _I64, "", "range_id of the enclosing push/pop range (NULL at depth 0)", "ingest"),
+        (
+            "args",
+            _STR,
+            "",
+            "JSON of the source event's arguments: torch.profiler ops' Input Dims, Input type, Input Strides, "
+            "Concrete Inputs (record_shapes), flops (with_flops), plus its Kineto cat; NULL for nsys",
+            "torch trace: traceEvents[].args",
+        ),
     ],
-    "NVTX ranges and marks (Nsight Systems).",
+    "NVTX ranges and marks (Nsight Systems; torch.profiler CPU ops, record_function and module scopes).",
 )
 
 MEMOPS = _schema(

@@ -1,0 +1,536 @@
+"""Reader of PyTorch profiler traces: the Chrome-trace JSON that ``torch.profiler`` (Kineto) exports.
+
+``prof.export_chrome_trace("t.json")`` and ``tensorboard_trace_handler`` write one JSON object (``.json``, or
+``.json.gz`` gzip-compressed) whose ``traceEvents`` list holds complete events (``"ph": "X"``) by category:
+
+- ``kernel`` (older Kineto: ``Kernel``): a GPU kernel: ``ts``/``dur`` (µs with ns decimals), ``args``: ``device``,
+  ``context``, ``stream``, ``correlation``, ``External id``, ``grid``, ``block``, ``registers per thread``, ``shared
+  memory`` (static + dynamic bytes per block), ``blocks per SM``, ``warps per SM``, ``est. achieved occupancy %``
+  -> one ``kernels`` row each; the numeric launch figures also as ``metrics`` rows, named verbatim.
+- ``gpu_memcpy`` / ``gpu_memset``: GPU copies and sets (``args.bytes``) -> ``memops``.
+- ``cuda_runtime`` / ``cuda_driver`` (HIP runtime calls too): the CPU-side launch; ``args.correlation`` equals the
+  GPU op's (the ``ac2g`` flow events carry the same id and are used where a GPU op lacks the argument).
+- ``cpu_op`` (aten operators; with ``record_shapes`` their ``Input Dims``, ``Input type``, ``Input Strides``,
+  ``Concrete Inputs``), ``user_annotation`` (``record_function`` scopes, ``ProfilerStep#N``) and the module scopes
+  of ``with_modules``/``with_stack`` (``python_function`` events named ``nn.Module: <Class>_<n>``) -> ``ranges``,
+  as NVTX-like push/pop ranges of domain ``torch`` nested per thread by time. Other ``python_function`` events
+  (every Python frame of ``with_stack``) and the GPU copies of annotations (``gpu_user_annotation``) are left out.
+
+A GPU op's NVTX stack is the stack of ranges open on the launching thread when its runtime call began (the
+launch found by correlation id; ``attribution = 'push_pop'``, or ``'no_range_open'``); without a launch row, the
+CPU op whose ``External id`` the GPU op carries, with that op's own enclosing ranges (``'external_id'``); else
+``'no_launch_row'``.
+
+Times: Kineto writes ``ts`` in µs relative to ``baseTimeNanoseconds`` (older traces: µs since the epoch, no
+base); ``start_ns = baseTimeNanoseconds + ts x 1000``, parsed as decimals so that ns are exact. A trace holds no
+hardware counters: FLOP and byte columns are NULL with that reason in ``provenance``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.schema import COVERAGE, KERNELS, MEMOPS, METRICS, RANGES, InputError
+
+FORMAT = "torch-trace"
+DOMAIN = "torch"
+MODULE_PREFIX = "nn.Module: "
+NO_COUNTERS = (
+    "NULL: a torch.profiler trace records durations, not hardware counters (profile with ncu for them)"
+)
+_NO_COUNTERS_SHORT = "NULL: no counters in a torch.profiler trace"
+SNIFF_BYTES = 1 << 20  # decompressed bytes searched for the "traceEvents" key
+_GZIP_MAGIC = b"\x1f\x8b"
+_TRACE_KEY = re.compile(rb'^(?:\xef\xbb\xbf)?\s*[{\[].*?"traceEvents"\s*:', re.S)
+
+# Kineto categories (lower-cased; older traces wrote Kernel, Memcpy, Memset, Runtime, Operator)
+_KERNEL = {"kernel"}
+_MEMCPY = {"gpu_memcpy", "memcpy"}
+_MEMSET = {"gpu_memset", "memset"}
+_LAUNCH = {"cuda_runtime", "cuda_driver", "runtime", "driver"}
+_RANGE = {"cpu_op", "operator", "user_annotation"}
+_PYTHON = "python_function"
+# kernel args kept as metrics rows: name -> unit
+_KERNEL_METRICS = {
+    "registers per thread": "register/thread",
+    "shared memory": "byte",
+    "blocks per SM": "block/SM",
+    "warps per SM": "warp/SM",
+    "est. achieved occupancy %": "%",
+}
+# CUPTI_ACTIVITY_MEMCPY_KIND of the direction in Kineto's copy names ("Memcpy HtoD (Pageable -> Device)")
+_COPY_KINDS = {
+    "HtoD": 1,
+    "DtoH": 2,
+    "HtoA": 3,
+    "AtoH": 4,
+    "AtoA": 5,
+    "AtoD": 6,
+    "DtoA": 7,
+    "DtoD": 8,
+    "HtoH": 9,
+}
+_COPY_KINDS["PtoP"] = 10
+
+
+def sniff(path: str | Path) -> str | None:
+    """What a file's first :data:`SNIFF_BYTES` (decompressed when gzip) say: ``'torch-trace'`` for a JSON object
+    with a ``traceEvents`` key, ``'json'`` for other JSON-looking text (an ERT ``roofline.json`` among them),
+    None otherwise. Reads at most that much; never raises (unreadable bytes give None)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(SNIFF_BYTES)
+        if raw.startswith(_GZIP_MAGIC):
+            raw = zlib.decompressobj(wbits=31).decompress(raw, SNIFF_BYTES)
+    except (OSError, zlib.error):
+        return None
+    if _TRACE_KEY.match(raw):
+        return FORMAT
+    return "json" if raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[") else None
+
+
+def short_name(name: str) -> str:
+    """Function base name of a demangled kernel name, as ncu's ``NameBase_FUNCTION`` gives it:
+    ``void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)`` -> ``vectorized_elementwise_kernel``;
+    names that are not C++ signatures (``triton_poi_fused_0``, ``ampere_sgemm_128x64_tn``) are returned as given."""
+    s = name.strip()
+    if s.endswith(" const"):
+        s = s[: -len(" const")]
+    if s.endswith(")"):
+        s = s[: _opening(s, len(s) - 1, "(", ")")]
+    if s.endswith(">"):
+        s = s[: _opening(s, len(s) - 1, "<", ">")]
+    s = s.rstrip()
+    base = s.rsplit("::", 1)[-1] if "::" in s else s
+    base = base.rsplit(" ", 1)[-1]
+    return base or name
+
+
+def _opening(s: str, close_at: int, open_ch: str, close_ch: str) -> int:
+    """Index of the bracket that opens the one at ``close_at`` (0 when unbalanced)."""
+    depth = 0
+    for i in range(close_at, -1, -1):
+        if s[i] == close_ch:
+            depth += 1
+        elif s[i] == open_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+    return 0
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The trace's top-level object, numbers with a fraction as :class:`Decimal` (exact ns).
+
+    Raises :class:`InputError` for unreadable, truncated or non-JSON bytes and for JSON that is not a trace."""
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == _GZIP_MAGIC
+        opener = gzip.open if gz else open
+        with opener(path, "rb") as f:
+            doc = json.loads(f.read(), parse_float=Decimal)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise InputError(
+            f"{path}: truncated or corrupt gzip data ({e}); re-export the torch.profiler trace"
+        ) from e
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 JSON text ({e.reason}): not a torch.profiler trace") from e
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"{path}: invalid JSON at line {e.lineno} column {e.colno} ({e.msg}): the torch.profiler trace is "
+            "truncated or damaged (a profiler killed while writing leaves it so); re-export it"
+        ) from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise InputError(
+            f'{path}: JSON but not a torch.profiler trace (no top-level "traceEvents" list); export one with '
+            "prof.export_chrome_trace(...) or torch.profiler.tensorboard_trace_handler"
+        )
+    return doc
+
+
+def _ns(value: Any) -> int | None:
+    """µs (int or Decimal) -> int ns, exact for Kineto's 3 decimals; None for a missing or non-numeric value."""
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        return None
+    try:
+        return int((Decimal(value) * 1000).to_integral_value())
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _json(value: Any) -> str:
+    """JSON text of an event's args (decimals back to JSON numbers)."""
+    return json.dumps(
+        value, default=lambda d: float(d) if isinstance(d, Decimal) else str(d), ensure_ascii=False
+    )
+
+
+@dataclass
+class _Range:
+    idx: int
+    ev: dict[str, Any]
+    start: int
+    end: int
+    name: str
+    parent: int | None = None
+    depth: int = 0
+
+
+@dataclass
+class _Events:
+    """The events of a trace that the reader uses, by role, with times in ns."""
+
+    base_ns: int
+    ranges: list[_Range] = field(default_factory=list)
+    launches: dict[int, dict[str, Any]] = field(default_factory=dict)  # correlation -> runtime event
+    gpu: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (kernel|memcpy|memset, event)
+    flows: dict[tuple[Any, Any, Any], int] = field(default_factory=dict)  # ac2g 'f' (pid, tid, ts) -> id
+    probes: dict[int, tuple[int, ...]] = field(default_factory=dict)  # correlation -> open range indices
+
+
+def _events(doc: dict[str, Any]) -> _Events:
+    """Sort the trace's events by role (see the module docstring)."""
+    out = _Events(base_ns=_int(doc.get("baseTimeNanoseconds")) or 0)
+    spans: list[tuple[dict[str, Any], str]] = []
+    for ev in doc["traceEvents"]:
+        if not isinstance(ev, dict):
+            continue
+        ph, cat = ev.get("ph"), str(ev.get("cat", "")).lower()
+        if ph == "f" and cat == "ac2g" and ev.get("id") is not None:
+            out.flows[(ev.get("pid"), ev.get("tid"), ev.get("ts"))] = ev["id"]
+        if ph != "X" or _ns(ev.get("ts")) is None:
+            continue
+        if cat in _KERNEL:
+            out.gpu.append(("kernel", ev))
+        elif cat in _MEMCPY or cat in _MEMSET:
+            out.gpu.append(("memcpy" if cat in _MEMCPY else "memset", ev))
+        elif cat in _LAUNCH:
+            corr = _int(_args(ev).get("correlation"))
+            if corr is not None:
+                out.launches.setdefault(corr, ev)
+        elif cat in _RANGE:
+            spans.append((ev, str(ev.get("name", ""))))
+        elif cat == _PYTHON and str(ev.get("name", "")).startswith(MODULE_PREFIX):
+            spans.append((ev, str(ev["name"])[len(MODULE_PREFIX) :]))
+    timed = []
+    for ev, name in spans:
+        start = out.base_ns + (_ns(ev["ts"]) or 0)
+        timed.append((start, start + (_ns(ev.get("dur")) or 0), ev, name))
+    timed.sort(key=lambda t: (t[0], -t[1]))
+    out.ranges = [_Range(i, ev, s, e, name) for i, (s, e, ev, name) in enumerate(timed)]
+    return out
+
+
+def _args(ev: dict[str, Any]) -> dict[str, Any]:
+    a = ev.get("args")
+    return a if isinstance(a, dict) else {}
+
+
+def _nest(evs: _Events) -> None:
+    """Parent and depth of every range, per thread (push/pop nesting by time), and the stack of ranges open on the
+    launching thread at each runtime call that a GPU op refers to (``evs.probes``)."""
+    wanted = {c for _, ev in evs.gpu if (c := _correlation(ev, evs)) is not None}
+    items: dict[tuple[Any, Any], list[tuple[int, int, int, int]]] = {}
+    for r in evs.ranges:  # (start, 0 = range, -end, index)
+        items.setdefault((r.ev.get("pid"), r.ev.get("tid")), []).append((r.start, 0, -r.end, r.idx))
+    for corr in wanted & evs.launches.keys():
+        ev = evs.launches[corr]
+        start = evs.base_ns + (_ns(ev["ts"]) or 0)
+        items.setdefault((ev.get("pid"), ev.get("tid")), []).append((start, 1, 0, corr))
+    for seq in items.values():
+        seq.sort()
+        stack: list[_Range] = []
+        for start, kind, _, ref in seq:
+            while stack and stack[-1].end <= start:
+                stack.pop()
+            if kind == 1:
+                evs.probes[ref] = tuple(r.idx for r in stack)
+                continue
+            r = evs.ranges[ref]
+            r.parent, r.depth = (stack[-1].idx if stack else None), len(stack)
+            stack.append(r)
+
+
+def _correlation(ev: dict[str, Any], evs: _Events) -> int | None:
+    """A GPU op's CUPTI/roctracer correlation id: its ``correlation`` arg, else its ``ac2g`` flow's id."""
+    corr = _int(_args(ev).get("correlation"))
+    if corr is None:
+        corr = _int(evs.flows.get((ev.get("pid"), ev.get("tid"), ev.get("ts"))))
+    return corr
+
+
+def _external_id(args: dict[str, Any]) -> int | None:
+    return _int(args.get("External id", args.get("external id")))
+
+
+def _stack(evs: _Events, idx: int) -> tuple[int, ...]:
+    """Range ``idx`` and its enclosing ranges, outermost first."""
+    out = []
+    cur: int | None = idx
+    while cur is not None:
+        out.append(cur)
+        cur = evs.ranges[cur].parent
+    return tuple(reversed(out))
+
+
+def _attribute(evs: _Events, ev: dict[str, Any], by_ext: dict[int, int]) -> dict[str, Any]:
+    """Launch columns and NVTX stack of one GPU op (see the module docstring for the rules)."""
+    corr = _correlation(ev, evs)
+    launch = evs.launches.get(corr) if corr is not None else None
+    out: dict[str, Any] = {"correlation_id": corr}
+    stack: tuple[int, ...] | None = None
+    if launch is not None:
+        stack = evs.probes.get(corr, ())  # type: ignore[arg-type]
+        out.update(
+            process_id=_int(launch.get("pid")),
+            launch_thread=_int(launch.get("tid")),
+            launch_start_ns=evs.base_ns + (_ns(launch["ts"]) or 0),
+            launch_api=str(launch.get("name")),
+            attribution="push_pop" if stack else "no_range_open",
+        )
+    else:
+        ext = _external_id(_args(ev))
+        if ext is not None and ext in by_ext:
+            stack = _stack(evs, by_ext[ext])
+            out["attribution"] = "external_id"
+        else:
+            out["attribution"] = "no_launch_row"
+    if stack:
+        names = [evs.ranges[i].name for i in stack]
+        out.update(nvtx_stack=names, nvtx_domain=DOMAIN, nvtx_path=f"{DOMAIN}:{'/'.join(names)}")
+    return out
+
+
+def _gpu_common(evs: _Events, ev: dict[str, Any]) -> dict[str, Any]:
+    """Columns every GPU op shares: times (ns) and device/context/stream ids."""
+    args = _args(ev)
+    start = evs.base_ns + (_ns(ev["ts"]) or 0)
+    dur = _ns(ev.get("dur"))
+    return {
+        "start_ns": start,
+        "end_ns": start + dur if dur is not None else None,
+        "duration_ns": dur,
+        "device_id": _int(args.get("device", ev.get("pid"))),
+        "context_id": _int(args.get("context")),
+        "stream_id": _int(args.get("stream", ev.get("tid"))),
+    }
+
+
+def _dims(args: dict[str, Any], key: str) -> list[int | None]:
+    v = args.get(key)
+    if isinstance(v, list) and len(v) == 3:
+        return [_int(x) for x in v]
+    return [None, None, None]
+
+
+def _product(dims: list[int | None]) -> int | None:
+    if any(d is None for d in dims):
+        return None
+    out = 1
+    for d in dims:
+        out *= d  # type: ignore[operator]
+    return out
+
+
+def _kernel_row(evs: _Events, ev: dict[str, Any], devices: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    args = _args(ev)
+    name = str(ev.get("name", ""))
+    grid, block = _dims(args, "grid"), _dims(args, "block")
+    common = _gpu_common(evs, ev)
+    dev = devices.get(common["device_id"]) if common["device_id"] is not None else None
+    return {
+        **common,
+        "duration_ns": float(common["duration_ns"]) if common["duration_ns"] is not None else None,
+        "name": name,
+        "short_name": short_name(name),
+        **{f"grid_{a}": v for a, v in zip("xyz", grid, strict=True)},
+        **{f"block_{a}": v for a, v in zip("xyz", block, strict=True)},
+        "grid_size": _product(grid),
+        "block_size": _product(block),
+        "registers_per_thread": _int(args.get("registers per thread")),
+        "gpu_name": dev.get("name") if dev else None,
+        "compute_capability": _cc(dev),
+        "provenance": [("*", _NO_COUNTERS_SHORT)],
+        "flags": [],
+    }
+
+
+def _cc(dev: dict[str, Any] | None) -> str | None:
+    if not dev or _int(dev.get("computeMajor")) is None or _int(dev.get("computeMinor")) is None:
+        return None
+    return f"{_int(dev['computeMajor'])}.{_int(dev['computeMinor'])}"
+
+
+def _memop_row(evs: _Events, kind: str, ev: dict[str, Any]) -> dict[str, Any]:
+    args = _args(ev)
+    name = str(ev.get("name", ""))
+    direction = re.search(r"\b([HDAP]to[HDAP])\b", name)
+    return {
+        **_gpu_common(evs, ev),
+        "kind": kind,
+        "copy_kind": _COPY_KINDS.get(direction.group(1)) if kind == "memcpy" and direction else None,
+        "bytes": _int(args.get("bytes")),
+    }
+
+
+def _metric_rows(kernel_id: int, args: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    """The kernel's numeric launch figures as ``metrics`` rows (names verbatim from the trace)."""
+    for name, unit in _KERNEL_METRICS.items():
+        if name not in args:
+            continue
+        v = args[name]
+        row: dict[str, Any] = {"kernel_id": kernel_id, "metric_name": name, "unit": unit}
+        if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
+            row.update(kind="string", value_string=str(v))  # Kineto writes "inf" for an infinite blocks/SM
+        elif isinstance(v, int) and v >= 0:
+            row.update(kind="uint64", value_double=float(v), value_uint64=v)
+        else:
+            row.update(kind="double", value_double=float(v))
+        yield row
+
+
+def _range_rows(evs: _Events) -> list[dict[str, Any]]:
+    rows = []
+    for r in evs.ranges:
+        args = {"cat": r.ev.get("cat"), **_args(r.ev)}
+        rows.append(
+            {
+                "range_id": r.idx,
+                "domain": DOMAIN,
+                "name": r.name,
+                "text": str(r.ev.get("name", "")),
+                "kind": "push_pop",
+                "start_ns": r.start,
+                "end_ns": r.end,
+                "thread": _int(r.ev.get("tid")),
+                "process": _int(r.ev.get("pid")),
+                "depth": r.depth,
+                "parent_id": r.parent,
+                "args": _json(args),
+            }
+        )
+    return rows
+
+
+def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[dict], list[dict], list[dict]]:
+    """(kernels, memops, metrics) rows, each in GPU start order."""
+    by_ext: dict[int, int] = {}
+    for r in evs.ranges:
+        ext = _external_id(_args(r.ev))
+        if ext is not None and r.ev.get("cat") != "user_annotation":
+            by_ext.setdefault(ext, r.idx)
+    kernels: list[dict[str, Any]] = []
+    memops: list[dict[str, Any]] = []
+    metrics: list[dict[str, Any]] = []
+    ordered = sorted(evs.gpu, key=lambda ke: (_ns(ke[1]["ts"]) or 0, _ns(ke[1].get("dur")) or 0))
+    for kind, ev in ordered:
+        link = _attribute(evs, ev, by_ext)
+        if kind == "kernel":
+            kernel_id = len(kernels)
+            kernels.append({"kernel_id": kernel_id, **_kernel_row(evs, ev, devices), **link})
+            metrics.extend(_metric_rows(kernel_id, _args(ev)))
+        else:
+            memops.append({"op_id": len(memops), **_memop_row(evs, kind, ev), **link})
+    return kernels, memops, metrics
+
+
+def _table(rows: list[dict[str, Any]], schema: pa.Schema, run_id: str) -> pa.Table:
+    return pa.Table.from_pylist([{**r, "run_id": run_id} for r in rows], schema=schema)
+
+
+def _coverage_rows(kernels: list[dict[str, Any]], memops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """GPU ops and their time per device, op kind and attribution (the ``coverage`` table); ``graph_ops``: those
+    launched by ``cudaGraphLaunch``/``hipGraphLaunch``."""
+    agg: dict[tuple[Any, str, str], list[int]] = {}
+    for r in [*kernels, *memops]:
+        a = agg.setdefault((r["device_id"], r.get("kind", "kernel"), r["attribution"]), [0, 0, 0])
+        a[0] += 1
+        a[1] += int(r["duration_ns"] or 0)
+        a[2] += "GraphLaunch" in str(r.get("launch_api") or "")
+    return [
+        {"device_id": d, "op_kind": k, "attribution": at, "ops": n, "gpu_time_ns": t, "graph_ops": g}
+        for (d, k, at), (n, t, g) in sorted(agg.items(), key=lambda kv: (kv[0][0] is None, kv[0]))
+    ]
+
+
+def _producer(doc: dict[str, Any]) -> str:
+    """Tool and versions as the trace states them (torch writes no torch version into it)."""
+    parts = [f"torch.profiler (Kineto trace schemaVersion {doc.get('schemaVersion', '?')})"]
+    for key, label in (
+        ("cuda_runtime_version", "CUDA runtime"),
+        ("cuda_driver_version", "CUDA driver"),
+        ("cupti_version", "CUPTI"),
+        ("hip_runtime_version", "HIP runtime"),
+        ("roctracer_version", "roctracer"),
+    ):
+        if key in doc:
+            parts.append(f"{label} {doc[key]}")
+    return ", ".join(parts)
+
+
+def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
+    """Read a torch.profiler Chrome-trace JSON (``.json`` or ``.json.gz``) into rooflake's tables.
+
+    Returns ``{"kernels": KERNELS, "memops": MEMOPS, "metrics": METRICS, "ranges": RANGES, "coverage": COVERAGE
+    (pa.Table), "run": dict}`` (columns as in :mod:`rooflake.schema.tables`; the mapping of each Kineto field is
+    in the module docstring). ``kernels``: one row per GPU kernel in GPU start order, times in ns
+    (``duration_ns`` exact ns as float), FLOP/byte columns NULL (no counters; reason in ``provenance``);
+    ``metrics``: the kernels' ``registers per thread``, ``shared memory`` (byte, static + dynamic), ``blocks per
+    SM``, ``warps per SM``, ``est. achieved occupancy %``; ``ranges``: domain ``torch``, ``args`` the event's args
+    as JSON plus its Kineto ``cat`` -- ``Input Dims``, ``Input type``, ``Input Strides``, ``Concrete Inputs``
+    (record_shapes) and torch's own ``flops`` estimate (with_flops) are there. ``run``: source_format
+    ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation.
+
+    Raises :class:`InputError` when the file is unreadable, truncated, not JSON, or JSON without ``traceEvents``.
+    """
+    path = Path(path)
+    doc = _load(path)
+    evs = _events(doc)
+    _nest(evs)
+    devices = {d["id"]: d for d in doc.get("deviceProperties") or [] if isinstance(d, dict) and "id" in d}
+    kernels, memops, metrics = _gpu_rows(evs, devices)
+    dev = devices.get(kernels[0]["device_id"]) if kernels else None
+    return {
+        "kernels": _table(kernels, KERNELS, run_id),
+        "memops": _table(memops, MEMOPS, run_id),
+        "metrics": _table(metrics, METRICS, run_id),
+        "ranges": _table(_range_rows(evs), RANGES, run_id),
+        "coverage": _table(_coverage_rows(kernels, memops), COVERAGE, run_id),
+        "run": {
+            "source_format": FORMAT,
+            "producer": _producer(doc),
+            "source_schema_version": str(doc["schemaVersion"]) if "schemaVersion" in doc else "none",
+            "command_line": None,
+            "host": doc.get("host_name"),
+            "gpu_name": dev.get("name") if dev else None,
+            "compute_capability": _cc(dev),
+            "n_kernels": len(kernels),
+            "n_metrics": len(metrics),
+            "derivation": _json({"all": [NO_COUNTERS]}),
+            "fp16_convention": None,
+        },
+    }
