@@ -65,7 +65,7 @@ def time_rows(store: Any, run_id: str, launch_overhead_ns: float, source: str) -
 
     from rooflake import queries
     from rooflake.schema import QueryError
-    from rooflake.store import fetch_arrow
+    from rooflake.schema.duck import fetch_arrow
 
     con = queries.connect(store)
     params = {"run_id": run_id, "launch_overhead_ns": launch_overhead_ns, "launch_overhead_source": source}
@@ -96,12 +96,13 @@ def draw_time(
     import polars as pl
 
     from rooflake import queries
+    from rooflake.render.formats import duration as _duration
     from rooflake.render.save import save_chart
-    from rooflake.render.tables import _duration
     from rooflake.render.time_roofline import time_roofline_chart
     from rooflake.schema import RooflineDataError
     from rooflake.schema.catalog import COLLECT_HINT
-    from rooflake.store import Store, fetch_arrow
+    from rooflake.schema.duck import fetch_arrow
+    from rooflake.store import Store
 
     if by not in ("kernel", "layer"):
         raise ValueError(f"unknown --by {by!r} (choose kernel or layer)")

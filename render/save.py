@@ -16,7 +16,8 @@ from typing import Any, Literal
 import altair as alt
 import polars as pl
 
-from rooflake.render.tables import _duration, _share, _truncate_str, _values
+from rooflake.render.formats import duration, share, truncate_text
+from rooflake.render.inputs import values
 
 __all__ = ["SAVE_SUFFIXES", "save_chart"]
 
@@ -32,7 +33,7 @@ _BELOW_COLUMNS: tuple[tuple[str, Literal["left", "right"], int], ...] = (
 
 
 def _inline(df: pl.DataFrame) -> alt.InlineData:
-    return alt.InlineData(values=_values(df))
+    return alt.InlineData(values=values(df))
 
 
 def _below_total(below: pl.DataFrame) -> float | None:
@@ -49,15 +50,15 @@ def _below_html(below: pl.DataFrame) -> str:
         full = r.get("name") or ""
         rows.append(
             "<tr>"
-            f'<td title="{html.escape(full)}"><code>{html.escape(_truncate_str(full))}</code></td>'
+            f'<td title="{html.escape(full)}"><code>{html.escape(truncate_text(full))}</code></td>'
             f"<td>{html.escape(r.get('short_name') or '')}</td>"
-            f'<td class="num">{_duration(r.get("duration_ns"))}</td>'
-            f'<td class="num">{_share(r.get("share_of_time"))}</td>'
+            f'<td class="num">{duration(r.get("duration_ns"))}</td>'
+            f'<td class="num">{share(r.get("share_of_time"))}</td>'
             "</tr>"
         )
     foot = (
         f'<tfoot><tr><td colspan="3">{below.height} kernel(s)</td>'
-        f'<td class="num">{_share(total)}</td></tr></tfoot>'
+        f'<td class="num">{share(total)}</td></tr></tfoot>'
         if total is not None
         else ""
     )
@@ -79,9 +80,9 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
     lines = [
         {
             "row": i,
-            "name": _truncate_str(r.get("name")),
-            "duration": _duration(r.get("duration_ns")),
-            "share": _share(r.get("share_of_time")),
+            "name": truncate_text(r.get("name")),
+            "duration": duration(r.get("duration_ns")),
+            "share": share(r.get("share_of_time")),
         }
         for i, r in enumerate(shown.iter_rows(named=True))
     ]
@@ -109,7 +110,7 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
         height=16 * len(lines),
         title=alt.TitleParams(
             "Kernels without FLOPs (no place on a log-AI axis)",
-            subtitle=f"{below.height} kernel(s), {_share(total)} of the run's time "
+            subtitle=f"{below.height} kernel(s), {share(total)} of the run's time "
             "· name, duration, share of time",
             anchor="start",
             fontSize=13,

@@ -1,136 +1,54 @@
-"""Input tables of the roofline charts: normalisation, row selection, and the zero-FLOP table.
+"""Kernel rows of the roofline chart: which rows a chart draws, one row per (kernel, level), and the kernels
+without FLOPs (:func:`zero_flop_table`). No I/O, no drawing.
 
-Inputs are rows of the ``kernel_roofline`` and ``run_ceilings`` queries (pyarrow.Table or polars.DataFrame);
-this module checks and conforms their columns, picks the rows and ceilings a chart draws, reshapes the points
-into one row per (kernel, level), and lists the kernels without FLOPs (:func:`zero_flop_table`). It also holds
-the small text formatters shared by the chart and the saved zero-FLOP table. No I/O, no drawing.
+Inputs are rows of the ``kernel_roofline`` query (pyarrow.Table or polars.DataFrame); column checks are in
+:mod:`rooflake.render.inputs`, text formats in :mod:`rooflake.render.formats`.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, TypeAlias
+from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
-__all__ = ["Table", "zero_flop_table"]
+from rooflake.render.formats import flags_text, truncate
+from rooflake.render.inputs import Table, conform, frame, positive, typed
+from rooflake.render.marks import LEVEL_LABEL, LEVEL_ORDER
 
-NAME_CHARS = 80  # demangled names can exceed 1 kB; this many characters are shown
+__all__ = ["has_flops", "has_time", "kernel_keys", "level_points", "select_rows", "zero_flop_table"]
 
-_LEVEL_ORDER = ("l1", "l2", "dram")  # innermost first: expect AI_L1 <= AI_L2 <= AI_DRAM
-_LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
-_PRECISION_CEILINGS: dict[str, tuple[str, ...]] = {
-    "fp64": ("FP64",),
-    "fp32": ("FP32",),
-    "fp16": ("FP16",),
-    "tensor": ("TENSOR_FP16", "TENSOR"),  # first one present wins (same choice as kernel_roofline)
-}
-
-# Columns of kernel_roofline that roofline_chart needs; the display-only ones are filled with nulls if absent.
-_POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
-_POINT_OPTIONAL: dict[str, pl.DataType] = {
+_LONG_COLUMNS: dict[str, pl.DataType | None] = {
+    "run_id": pl.String(),
+    "kernel_id": pl.Int64(),
+    "name": None,
+    "kernel": None,
     "short_name": pl.String(),
     "nvtx_path": pl.String(),
-    "is_dominant": pl.Boolean(),
-    "zero_flops": pl.Boolean(),
+    "precision": pl.String(),
+    "level": None,
+    "ai": pl.Float64(),
+    "achieved_flops_per_s": pl.Float64(),
+    "attainable_level": pl.Float64(),
     "attainable_flops_per_s": pl.Float64(),
     "fraction_of_roof": pl.Float64(),
     "bound": pl.String(),
-    "above_roof": pl.Boolean(),
-    "flags": pl.List(pl.String()),
-    **{f"{q}_{lv}": pl.Float64() for q in ("bytes", "attainable") for lv in _LEVEL_ORDER},
+    "duration_ns": pl.Float64(),
+    "flops": pl.Float64(),
+    "bytes_level": pl.Float64(),
+    "above_roof": None,
+    "flags": None,
+    "flagged": None,
 }
-_CEILING_REQUIRED = ("ceiling", "kind", "value")
-_CEILING_OPTIONAL: dict[str, pl.DataType] = {
+_ZERO_COLUMNS: dict[str, pl.DataType | None] = {
     "run_id": pl.String(),
-    "machine_key": pl.String(),
-    "value_min": pl.Float64(),
-    "value_max": pl.Float64(),
-    "clock_hz": pl.Float64(),
-    "unit": pl.String(),
-    "formula": pl.String(),
-    "source": pl.String(),
-    "n_kernels": pl.Int64(),
-    "n_invalid": pl.Int64(),
+    "kernel_id": pl.Int64(),
+    "name": pl.String(),
+    "short_name": pl.String(),
+    "duration_ns": pl.Float64(),
+    "share_of_time": pl.Float64(),
+    "total_share_of_time": pl.Float64(),
+    "reason": None,
 }
-
-Table: TypeAlias = pa.Table | pl.DataFrame
-
-
-# --------------------------------------------------------------------------------------------------- helpers
-
-
-def _frame(table: Any, what: str) -> pl.DataFrame:
-    """``table`` (pyarrow.Table, RecordBatch(Reader) or polars.DataFrame) as a polars DataFrame."""
-    if isinstance(table, pl.DataFrame):
-        return table
-    if isinstance(table, pa.RecordBatchReader):  # DuckDB 2's relation.arrow()
-        table = table.read_all()
-    elif isinstance(table, pa.RecordBatch):
-        table = pa.Table.from_batches([table])
-    if isinstance(table, pa.Table):
-        out = pl.from_arrow(table)
-        assert isinstance(out, pl.DataFrame)  # a Table always converts to a DataFrame
-        return out
-    raise TypeError(f"{what}: expected a pyarrow.Table or polars.DataFrame, got {type(table).__name__}")
-
-
-def _conform(
-    df: pl.DataFrame, required: tuple[str, ...], optional: dict[str, pl.DataType], what: str
-) -> pl.DataFrame:
-    """Check the required columns, add absent optional ones as nulls, turn float NaN into null."""
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise ValueError(
-            f"{what} lacks column(s) {', '.join(missing)} (has: {', '.join(df.columns) or 'none'})"
-        )
-    df = df.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in optional.items() if c not in df.columns)
-    floats = [c for c, t in df.schema.items() if t in (pl.Float32, pl.Float64)]
-    return df.with_columns(pl.col(c).fill_nan(None) for c in floats)
-
-
-def _typed(df: pl.DataFrame, columns: dict[str, pl.DataType | None]) -> pl.DataFrame:
-    """``df`` reduced to ``columns``, in their order, each cast to its type (``None``: kept as it is)."""
-    return df.select(pl.col(c) if t is None else pl.col(c).cast(t) for c, t in columns.items())
-
-
-def _positive(col: str) -> pl.Expr:
-    """``col`` is a number > 0 (null, NaN, 0 and negatives are not)."""
-    return pl.col(col).fill_null(0.0) > 0  # NaN was made null by _conform
-
-
-def _truncate(expr: pl.Expr, n: int = NAME_CHARS) -> pl.Expr:
-    return pl.when(expr.str.len_chars() > n).then(expr.str.slice(0, n - 1) + "…").otherwise(expr)
-
-
-def _truncate_str(s: str | None, n: int = NAME_CHARS) -> str:
-    s = s or ""
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def _duration(ns: float | None) -> str:
-    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
-        return "n/a"
-    for factor, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if ns >= factor:
-            return f"{ns / factor:.4g} {unit}"
-    return f"{ns:.4g} ns"
-
-
-def _share(x: float | None) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.1f} %"
-
-
-def _values(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """Rows of ``df`` for a named Vega-Lite dataset (not Altair's data transformer: no 5000-row limit).
-
-    NaN must be null already (JSON has no NaN): :func:`_conform` did that.
-    """
-    return df.to_dicts()
-
-
-# --------------------------------------------------------------------------------------------------- tables
 
 
 def zero_flop_table(points: Table) -> pl.DataFrame:
@@ -156,8 +74,8 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
 
     Raises ``ValueError`` if a needed column is missing, ``TypeError`` for another input type.
     """
-    df = _conform(
-        _frame(points, "points"),
+    df = conform(
+        frame(points, "points"),
         ("run_id", "kernel_id", "name", "duration_ns", "flops"),
         {"short_name": pl.String()},
         "points",
@@ -169,8 +87,15 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
         (pl.col("flops").fill_null(0.0) > 0).any().alias("_has_flops"),
         pl.col("flops").is_not_null().any().alias("_has_counters"),
     )
+    zero = _with_shares(per_kernel).sort("duration_ns", descending=True, nulls_last=True, maintain_order=True)
+    return typed(zero, _ZERO_COLUMNS)
+
+
+def _with_shares(per_kernel: pl.DataFrame) -> pl.DataFrame:
+    """The kernels of ``per_kernel`` without FLOPs, with their share of their run's time, the run's zero-FLOP
+    share and the reason (``zero FLOPs`` / ``no FLOP counters``)."""
     totals = per_kernel.group_by("run_id").agg(pl.col("duration_ns").sum().alias("_run_ns"))
-    zero = (
+    return (
         per_kernel.filter(~pl.col("_has_flops"))
         .join(totals, on="run_id", how="left")
         .with_columns(
@@ -187,147 +112,88 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
             pl.when(pl.col("_run_ns") > 0).then(pl.col("total_share_of_time")).alias("total_share_of_time")
         )
     )
-    return _typed(
-        zero.sort("duration_ns", descending=True, nulls_last=True, maintain_order=True),
-        {
-            "run_id": pl.String(),
-            "kernel_id": pl.Int64(),
-            "name": pl.String(),
-            "short_name": pl.String(),
-            "duration_ns": pl.Float64(),
-            "share_of_time": pl.Float64(),
-            "total_share_of_time": pl.Float64(),
-            "reason": None,
-        },
-    )
 
 
-# --------------------------------------------------------------------------------------------------- rows
-
-
-def _select_rows(df: pl.DataFrame, precision: str) -> pl.DataFrame:
+def select_rows(df: pl.DataFrame, precision: str) -> pl.DataFrame:
+    """The rows a roofline of ``precision`` draws: that precision's, or with ``all`` each kernel's dominant one."""
     if precision == "all":
         return df.filter(pl.col("is_dominant").fill_null(False))
     return df.filter(pl.col("precision") == precision)
 
 
-def _has_flops() -> pl.Expr:
-    return _positive("flops") & ~pl.col("zero_flops").fill_null(False)
+def has_flops() -> pl.Expr:
+    """The row counted FLOPs (> 0, not flagged ``zero_flops``)."""
+    return positive("flops") & ~pl.col("zero_flops").fill_null(False)
 
 
-def _has_time() -> pl.Expr:
-    return _positive("achieved_flops_per_s") & _positive("duration_ns")
+def has_time() -> pl.Expr:
+    """The row has a usable duration and achieved FLOP/s (both > 0)."""
+    return positive("achieved_flops_per_s") & positive("duration_ns")
 
 
-def _keys(df: pl.DataFrame) -> set[tuple[Any, Any]]:
+def kernel_keys(df: pl.DataFrame) -> set[tuple[Any, Any]]:
+    """The distinct (run_id, kernel_id) of ``df``."""
     return set(df.select("run_id", "kernel_id").iter_rows())
 
 
-def _point_rows(rows: pl.DataFrame, levels: list[str]) -> tuple[pl.DataFrame, list[tuple[str, int, str]]]:
-    """Long frame of drawable (kernel, level) points, and why the others cannot be drawn.
-
-    The reasons are ``(what, n_rows, text)`` with ``what`` in ``flops``, ``time`` or a level (``L2``) and
-    ``text`` a phrase to follow the count, e.g. ``(\"L2\", 4, \"have no L2 bytes (0 bytes)\")``.
-    """
-    has_flops, has_time = _has_flops(), _has_time()
+def _drawable_base(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[tuple[str, int, str]]]:
+    """Rows with FLOPs and a duration, display columns added; and the reasons the others are left out."""
     reasons: list[tuple[str, int, str]] = []
-    n_no_flops = rows.filter(~has_flops).height
-    n_no_time = rows.filter(has_flops & ~has_time).height
+    n_no_flops = rows.filter(~has_flops()).height
+    n_no_time = rows.filter(has_flops() & ~has_time()).height
     if n_no_flops:
         reasons.append(("flops", n_no_flops, "have no FLOPs (zero or not counted)"))
     if n_no_time:
         reasons.append(("time", n_no_time, "have no usable duration (NaN, missing or 0)"))
-    flags_dtype = rows.schema["flags"]
-    flags = (
-        pl.col("flags").cast(pl.List(pl.String)).list.join(", ").fill_null("")
-        if isinstance(flags_dtype, pl.List)
-        else pl.col("flags").cast(pl.String).fill_null("")
+    name = pl.col("name").cast(pl.String)
+    base = rows.filter(has_flops() & has_time()).with_columns(
+        truncate(name).alias("name"),
+        pl.coalesce(pl.col("short_name"), truncate(name, 40)).alias("kernel"),
+        flags_text(rows.schema["flags"]).alias("flags"),
     )
-    base = rows.filter(has_flops & has_time).with_columns(
-        _truncate(pl.col("name").cast(pl.String)).alias("name"),
-        pl.coalesce(pl.col("short_name"), _truncate(pl.col("name").cast(pl.String), 40)).alias("kernel"),
-        flags.alias("flags"),
+    return base, reasons
+
+
+def _level_rows(base: pl.DataFrame, lv: str) -> tuple[pl.DataFrame, tuple[str, int, str] | None]:
+    """The rows of ``base`` with an AI at level ``lv`` as points of that level; why the others have none."""
+    ok = positive(f"ai_{lv}")
+    missing = base.filter(~ok)
+    reason = None
+    if missing.height:
+        no_counter = missing.filter(pl.col(f"bytes_{lv}").is_null()).height
+        what = f"have no {LEVEL_LABEL[lv]} bytes"
+        if no_counter == missing.height:
+            what += " (counter missing)"
+        elif no_counter == 0:
+            what += " (0 bytes)"
+        reason = (LEVEL_LABEL[lv], missing.height, what)
+    points = base.filter(ok).with_columns(
+        pl.lit(LEVEL_LABEL[lv]).alias("level"),
+        pl.col(f"ai_{lv}").alias("ai"),
+        pl.col(f"bytes_{lv}").alias("bytes_level"),
+        pl.col(f"attainable_{lv}").alias("attainable_level"),
     )
+    return points, reason
+
+
+def level_points(rows: pl.DataFrame, levels: list[str]) -> tuple[pl.DataFrame, list[tuple[str, int, str]]]:
+    """Long frame of drawable (kernel, level) points, and why the others cannot be drawn.
+
+    ``rows``: conformed ``kernel_roofline`` rows (:data:`rooflake.render.inputs.POINT_OPTIONAL`); ``levels``:
+    l1 | l2 | dram. Columns of the points: :data:`_LONG_COLUMNS` (``level`` L1|L2|DRAM, ``ai`` its AI,
+    ``bytes_level``, ``attainable_level``, ``kernel`` the short name, ``flags`` as text, ``flagged``); DRAM rows
+    first, so that the small L1 marks are drawn on top. The reasons are ``(what, n_rows, text)`` with ``what`` in
+    ``flops``, ``time`` or a level (``L2``) and ``text`` a phrase to follow the count, e.g.
+    ``("L2", 4, "have no L2 bytes (0 bytes)")``.
+    """
+    base, reasons = _drawable_base(rows)
     parts = []
-    for lv in sorted(
-        levels, key=lambda lv: -_LEVEL_ORDER.index(lv)
-    ):  # DRAM first: small L1 marks drawn on top
-        ok = _positive(f"ai_{lv}")
-        missing = base.filter(~ok)
-        if missing.height:
-            no_counter = missing.filter(pl.col(f"bytes_{lv}").is_null()).height
-            what = f"have no {_LEVEL_LABEL[lv]} bytes"
-            if no_counter == missing.height:
-                what += " (counter missing)"
-            elif no_counter == 0:
-                what += " (0 bytes)"
-            reasons.append((_LEVEL_LABEL[lv], missing.height, what))
-        parts.append(
-            base.filter(ok).with_columns(
-                pl.lit(_LEVEL_LABEL[lv]).alias("level"),
-                pl.col(f"ai_{lv}").alias("ai"),
-                pl.col(f"bytes_{lv}").alias("bytes_level"),
-                pl.col(f"attainable_{lv}").alias("attainable_level"),
-            )
-        )
-    long = pl.concat(parts, how="vertical_relaxed")
-    long = long.with_columns(
+    for lv in sorted(levels, key=lambda lv: -LEVEL_ORDER.index(lv)):
+        points, reason = _level_rows(base, lv)
+        reasons += [reason] if reason else []
+        parts.append(points)
+    long = pl.concat(parts, how="vertical_relaxed").with_columns(
         (pl.col("above_roof").fill_null(False) | (pl.col("flags") != "")).alias("flagged"),
         pl.col("above_roof").fill_null(False),
-        pl.col("fraction_of_roof").fill_null(float("nan")).alias("_f"),
     )
-    long = _typed(
-        long,
-        {
-            "run_id": pl.String(),
-            "kernel_id": pl.Int64(),
-            "name": None,
-            "kernel": None,
-            "short_name": pl.String(),
-            "nvtx_path": pl.String(),
-            "precision": pl.String(),
-            "level": None,
-            "ai": pl.Float64(),
-            "achieved_flops_per_s": pl.Float64(),
-            "attainable_level": pl.Float64(),
-            "attainable_flops_per_s": pl.Float64(),
-            "fraction_of_roof": pl.Float64(),
-            "bound": pl.String(),
-            "duration_ns": pl.Float64(),
-            "flops": pl.Float64(),
-            "bytes_level": pl.Float64(),
-            "above_roof": None,
-            "flags": None,
-            "flagged": None,
-        },
-    )
-    return long, reasons
-
-
-def _pick_ceilings(
-    ceil: pl.DataFrame, levels: list[str], precisions: list[str]
-) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
-    """(bandwidth rows, compute rows, wanted ceilings that the run lacks or holds no valid value for)."""
-    valid = ceil.filter(_positive("value"))
-    have = set(valid.get_column("ceiling").to_list())
-    missing: list[str] = []
-    bw_names = [_LEVEL_LABEL[lv] for lv in levels]
-    missing += [n for n in bw_names if n not in have]
-    compute_names: list[str] = []
-    for p in precisions:
-        options = _PRECISION_CEILINGS[p]
-        hit = next((n for n in options if n in have), None)
-        if hit is None:
-            missing.append("/".join(options))
-        elif hit not in compute_names:
-            compute_names.append(hit)
-    bw = valid.filter(pl.col("ceiling").is_in(bw_names) & (pl.col("kind") == "bandwidth"))
-    comp = valid.filter(pl.col("ceiling").is_in(compute_names) & (pl.col("kind") == "compute"))
-    # one row per ceiling (run_ceilings gives one per run x ceiling; tolerate duplicates: keep the first)
-    bw = (
-        bw.group_by("ceiling", maintain_order=True)
-        .first()
-        .sort(pl.col("ceiling").replace_strict({"L1": 0, "L2": 1, "DRAM": 2}, default=3))
-    )
-    comp = comp.group_by("ceiling", maintain_order=True).first().sort("value", descending=True)
-    return bw, comp, missing
+    return typed(long, _LONG_COLUMNS), reasons

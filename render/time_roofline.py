@@ -24,21 +24,11 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from rooflake.render.roofline import _decades, _si, flag_outline
-from rooflake.render.tables import (
-    _CEILING_OPTIONAL,
-    _CEILING_REQUIRED,
-    _LEVEL_LABEL,
-    _PRECISION_CEILINGS,
-    Table,
-    _conform,
-    _duration,
-    _frame,
-    _pick_ceilings,
-    _positive,
-    _truncate,
-    _values,
-)
+from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
+from rooflake.render.formats import duration, si, truncate
+from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
+from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
+from rooflake.render.roofs import PRECISION_CEILINGS, pick_ceilings, roof_name, wanted_compute
 from rooflake.schema import RooflineDataError
 
 __all__ = ["TIME_LEVELS", "complexity_plane_chart", "time_roofline_chart", "time_vs_complexity_chart"]
@@ -48,7 +38,7 @@ TIME_LEVELS = ("dram", "l2", "l1")
 
 _ROW_REQUIRED = ("run_id", "name", "duration_ns", "flops", "t_min_ns", "launch_overhead_ns")
 _ROW_OPTIONAL: dict[str, pl.DataType] = {
-    "level": pl.String(),
+    "grain": pl.String(),
     "kernel_id": pl.Int64(),
     "depth": pl.Int64(),
     "short_name": pl.String(),
@@ -64,17 +54,6 @@ _ROW_OPTIONAL: dict[str, pl.DataType] = {
     **{f"bytes_{lv}": pl.Float64() for lv in TIME_LEVELS},
     **{f"{lv}_time_ns": pl.Float64() for lv in TIME_LEVELS},
 }
-# bound -> marker shape (hollow = ideal, filled = measured)
-_BOUND_SHAPE = {
-    "FP64": "circle",
-    "FP32": "circle",
-    "FP16": "circle",
-    "TENSOR": "circle",
-    "DRAM": "square",
-    "L2": "triangle-up",
-    "L1": "triangle-down",
-    "launch_overhead": "diamond",
-}
 _FLOOR_COLOR = "#d95f02"
 _ROOF_COLOR = "#333333"
 _W, _H = 430, 340
@@ -87,26 +66,26 @@ def _points(rows: Table, level: str) -> tuple[pl.DataFrame, float, str]:
     """Conformed point rows (one per kernel or layer) with display columns, t_o (ns) and its source."""
     if level not in TIME_LEVELS:
         raise ValueError(f"unknown level {level!r} (choose one of: {', '.join(TIME_LEVELS)})")
-    df = _conform(_frame(rows, "rows"), _ROW_REQUIRED, _ROW_OPTIONAL, "rows (time_roofline rows)")
+    df = conform(frame(rows, "rows"), _ROW_REQUIRED, _ROW_OPTIONAL, "rows (time_roofline rows)")
     t_o_values = df.get_column("launch_overhead_ns").drop_nulls().unique().to_list()
     if len(t_o_values) > 1:
         raise ValueError(f"rows use {len(t_o_values)} launch overheads: pass the rows of one query call")
     t_o = float(t_o_values[0]) if t_o_values else float("nan")
     source = next(iter(df.get_column("launch_overhead_source").drop_nulls().to_list()), None) or "?"
-    is_layer = pl.col("level").fill_null("kernel") == "layer"
+    is_layer = pl.col("grain").fill_null("kernel") == "layer"
     name = pl.col("name").cast(pl.String)
     label = (
         pl.when(is_layer & (name.str.len_chars() > 40))
         .then("…" + name.str.slice(-39))
         .when(is_layer)
         .then(name)
-        .otherwise(pl.coalesce(pl.col("short_name"), _truncate(name, 40)))
+        .otherwise(pl.coalesce(pl.col("short_name"), truncate(name, 40)))
     )
     flags = pl.col("flags").cast(pl.List(pl.String)).list.join(", ").fill_null("")
     s = pl.col("inefficiency")
     df = df.with_row_index("point").with_columns(
         label.alias("kernel"),
-        _truncate(name).alias("name"),
+        truncate(name).alias("name"),
         flags.alias("flags"),
         (pl.col("duration_ns") * 1e-9).alias("time_s"),
         (pl.col("t_min_ns") * 1e-9).alias("t_min_s"),
@@ -131,39 +110,18 @@ def _points(rows: Table, level: str) -> tuple[pl.DataFrame, float, str]:
 
 def _drawable(*cols: str) -> pl.Expr:
     """The row has a measured T, a T_min and every column of ``cols`` > 0."""
-    expr = _positive("time_s") & _positive("t_min_s")
+    expr = positive("time_s") & positive("t_min_s")
     for c in cols:
-        expr = expr & _positive(c)
+        expr = expr & positive(c)
     return expr
 
 
-def _log_span(values: list[float], pad: float = 0.5) -> tuple[float, float]:
-    """Decade-aligned range around ``values`` (> 0), padded by ``pad`` decades."""
-    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
-    if not vals:
-        return 1.0, 10.0
-    lo = 10.0 ** math.floor(math.log10(min(vals)) - pad)
-    hi = 10.0 ** math.ceil(math.log10(max(vals)) + pad)
-    return lo, hi
-
-
 def _precisions(pts: pl.DataFrame) -> list[str]:
+    """The precisions whose compute roofs the rows need (all of them for a layer of ``mixed`` precision)."""
     found = set(pts.get_column("precision").drop_nulls().to_list())
     if "mixed" in found:
-        found |= set(_PRECISION_CEILINGS)
-    return [p for p in _PRECISION_CEILINGS if p in found]
-
-
-def _ceiling_frame(ceilings: Table) -> pl.DataFrame:
-    ceil = _conform(
-        _frame(ceilings, "ceilings"), _CEILING_REQUIRED, _CEILING_OPTIONAL, "ceilings (run_ceilings rows)"
-    )
-    runs = ceil.get_column("run_id").drop_nulls().unique().to_list()
-    if len(runs) > 1:
-        raise ValueError(
-            f"ceilings hold {len(runs)} runs ({', '.join(sorted(runs))}): pass the rows of one run"
-        )
-    return ceil
+        found |= set(PRECISION_CEILINGS)
+    return [p for p in PRECISION_CEILINGS if p in found]
 
 
 # --------------------------------------------------------------------------------------------------- geometry
@@ -189,12 +147,6 @@ def _hline(label: str, kind: str, v: float, x: tuple[float, float]) -> list[dict
     ]
 
 
-def _angle(x: tuple[float, float], y: tuple[float, float], width: int, height: int) -> float:
-    """Text angle (degrees, Vega convention) of a slope-1 line on these log-log axes."""
-    xd, yd = math.log10(x[1] / x[0]), math.log10(y[1] / y[0])
-    return -math.degrees(math.atan((height / yd) / (width / xd)))
-
-
 def _labels(lines: list[dict[str, Any]], angle: float) -> list[dict[str, Any]]:
     """One text per line near its upper end (sloped lines follow the slope; horizontal ones lie flat)."""
     out = []
@@ -212,7 +164,7 @@ def _labels(lines: list[dict[str, Any]], angle: float) -> list[dict[str, Any]]:
 
 
 def _line_layers(
-    name: str, ax: _LogAxis, ay: _LogAxis, lines: list[dict[str, Any]], angle: float, colors: dict[str, str]
+    name: str, ax: LogAxis, ay: LogAxis, lines: list[dict[str, Any]], angle: float, colors: dict[str, str]
 ) -> tuple[list[alt.Chart], dict[str, Any]]:
     """Line and label layers, and their datasets ``rl_<name>_lines`` (label, kind, x, y, color, dash) and
     ``rl_<name>_labels`` (text, kind, x, y, angle, color). Colours and dashes are per row (identity scales), so
@@ -261,8 +213,8 @@ def _point_layers(
     y_field: str,
     ideal_x: str,
     ideal_y: str,
-    ax: _LogAxis,
-    ay: _LogAxis,
+    ax: LogAxis,
+    ay: LogAxis,
     bounds: list[str],
 ) -> list[alt.Chart]:
     """Rule from measured to ideal, hollow ideal mark, filled measured mark (one per row of rl_<name>_points)."""
@@ -271,7 +223,7 @@ def _point_layers(
     shape = alt.Shape(
         "bound:N",
         title="Bound (○ ideal, ● measured)",
-        scale=alt.Scale(domain=bounds, range=[_BOUND_SHAPE.get(b, "cross") for b in bounds]),
+        scale=alt.Scale(domain=bounds, range=[bound_shape(b) for b in bounds]),
     )
     tooltip = [
         alt.Tooltip("name:N", title="name"),
@@ -309,26 +261,6 @@ def _point_layers(
     ]
 
 
-@dataclass(frozen=True)
-class _LogAxis:
-    """A log axis (title, domain) that makes the x or y encoding of any field on it."""
-
-    title: str
-    dom: tuple[float, float]
-
-    def _parts(self) -> dict[str, Any]:
-        return {
-            "scale": alt.Scale(type="log", domain=list(self.dom), nice=False),
-            "axis": alt.Axis(title=self.title, format="~s", values=_decades(*self.dom), grid=True),
-        }
-
-    def x(self, field: str) -> alt.X:
-        return alt.X(f"{field}:Q", **self._parts())
-
-    def y(self, field: str) -> alt.Y:
-        return alt.Y(f"{field}:Q", **self._parts())
-
-
 def _point_cols(df: pl.DataFrame) -> pl.DataFrame:
     return df.select(
         "point",
@@ -357,14 +289,14 @@ def _point_cols(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _bounds(df: pl.DataFrame) -> list[str]:
-    present = set(df.get_column("bound").to_list())
-    return [b for b in [*_BOUND_SHAPE, "unknown"] if b in present]
+    """The bounds of the rows, in legend order (:func:`rooflake.render.marks.bound_order`)."""
+    return bound_order(set(df.get_column("bound").to_list()))
 
 
 def _no_points(df: pl.DataFrame, what: str) -> RooflineDataError:
     runs = ", ".join(sorted({str(r) for r in df.get_column("run_id").to_list()})) or "?"
-    no_tmin = df.filter(~_positive("t_min_s")).height
-    no_time = df.filter(~_positive("time_s")).height
+    no_tmin = df.filter(~positive("t_min_s")).height
+    no_time = df.filter(~positive("time_s")).height
     return RooflineDataError(
         f"run {runs}: nothing to draw on the {what}: of {df.height} row(s), {no_tmin} have no T_min (no FLOP or "
         f"byte counters with a roof), {no_time} no usable duration, and the rest lack {what.split(' vs ')[-1]}. "
@@ -375,187 +307,181 @@ def _no_points(df: pl.DataFrame, what: str) -> RooflineDataError:
 # --------------------------------------------------------------------------------------------------- charts
 
 
-def _time_vs_complexity(rows: Table, ceilings: Table, level: str) -> tuple[alt.HConcatChart, dict[str, Any]]:
+@dataclass(frozen=True)
+class _Rows:
+    """One chart's conformed inputs: point rows (:func:`_points`), t_o (ns) and its source, ceilings, level."""
+
+    df: pl.DataFrame
+    t_o: float
+    source: str
+    ceil: pl.DataFrame
+    level: str
+
+    @property
+    def t_o_s(self) -> float | None:
+        """t_o in seconds, None where it is unknown or not > 0."""
+        return self.t_o * 1e-9 if self.t_o > 0 and math.isfinite(self.t_o) else None
+
+    def roofs(self, pts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(bandwidth rows of the level, compute rows of the precisions of ``pts``) to draw."""
+        wanted = wanted_compute(pts, _precisions(pts))
+        bw, comp, _missing = pick_ceilings(self.ceil, [self.level], wanted)
+        return bw, comp
+
+
+def _prepare(rows: Table, ceilings: Table, level: str) -> _Rows:
     df, t_o, source = _points(rows, level)
-    ceil = _ceiling_frame(ceilings)
-    lv = _LEVEL_LABEL[level]
-    by_f = _point_cols(df.filter(_drawable("flops")))
-    by_q = _point_cols(df.filter(_drawable("bytes")))
+    return _Rows(df, t_o, source, ceiling_rows(ceilings), level)
+
+
+def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
+    """The two time panels (T vs F, T vs Q at the level) side by side, and their datasets."""
+    lv = LEVEL_LABEL[r.level]
+    by_f = _point_cols(r.df.filter(_drawable("flops")))
+    by_q = _point_cols(r.df.filter(_drawable("bytes")))
     if by_f.height == 0 and by_q.height == 0:
-        raise _no_points(df, f"time vs FLOPs or {lv} bytes")
-    bw, comp, _missing = _pick_ceilings(ceil, [level], _precisions(df.filter(_drawable())))
-    has_t_o = t_o > 0 and math.isfinite(t_o)
-    t_o_s = t_o * 1e-9 if has_t_o else None
-    times = [
-        *by_f.get_column("time_s").to_list(),
-        *by_f.get_column("t_min_s").to_list(),
-        *by_q.get_column("time_s").to_list(),
-        *by_q.get_column("t_min_s").to_list(),
-        *([t_o_s] if t_o_s else []),
-    ]
-    y_dom = _log_span(times)
+        raise _no_points(r.df, f"time vs FLOPs or {lv} bytes")
+    bw, comp = r.roofs(r.df.filter(_drawable()))
+    t_o_s = r.t_o_s
+    times = [*(p.get_column(c).to_list() for p in (by_f, by_q) for c in ("time_s", "t_min_s"))]
+    y_dom = padded_range([v for col in times for v in col] + ([t_o_s] if t_o_s else []))
     datasets: dict[str, Any] = {}
     panels = []
-    for name, pts, x_title, roofs in (
-        (
-            "flops",
-            by_f,
-            "Work F (FLOP)",
-            [(r["ceiling"], "compute", float(r["value"])) for r in comp.iter_rows(named=True)],
-        ),
-        (
-            "bytes",
-            by_q,
-            f"Data moved Q at {lv} (byte)",
-            [(r["ceiling"], "bandwidth", float(r["value"])) for r in bw.iter_rows(named=True)],
-        ),
+    for name, pts, x_title, kind, roofs in (
+        ("flops", by_f, "Work F (FLOP)", "compute", comp),
+        ("bytes", by_q, f"Data moved Q at {lv} (byte)", "bandwidth", bw),
     ):
-        x_field = "flops" if name == "flops" else "bytes"
-        # x range: the points, and where each roof crosses the t_o floor (roof * t_o)
-        xs = pts.get_column(x_field).to_list() + ([v * t_o_s for _, _, v in roofs] if t_o_s else [])
-        x_dom = _log_span(xs)
-        lines: list[dict[str, Any]] = []
-        for ceiling, kind, value in roofs:
-            unit = "FLOP/s" if kind == "compute" else "B/s"
-            sym = "F/P" if kind == "compute" else "Q/W"
-            lines += _line(f"T = {sym}, {ceiling} {_si(value, unit)}", kind, 1.0 / value, x_dom, y_dom)
-        if t_o_s:
-            lines += _hline(f"t_o = {_duration(t_o)} ({source})", "overhead", t_o_s, x_dom)
-        angle = _angle(x_dom, y_dom, _W, _H)
-        datasets[f"rl_tc_{name}_points"] = _values(pts)
-        ax, ay = _LogAxis(x_title, x_dom), _LogAxis("Time T (s)", y_dom)
-        layers, line_data = _line_layers(
-            f"tc_{name}",
-            ax,
-            ay,
-            lines,
-            angle,
-            {"compute": _ROOF_COLOR, "bandwidth": _ROOF_COLOR, "overhead": _FLOOR_COLOR},
-        )
-        datasets.update(line_data)
-        layers += _point_layers(f"tc_{name}", x_field, "time_s", x_field, "t_min_s", ax, ay, _bounds(pts))
-        if (df.get_column("n_kernels").fill_null(1) > 1).any():  # layers: each one's n * t_o floor
-            layers.append(
-                alt.Chart(alt.NamedData(name=f"rl_tc_{name}_points"), name=f"tc_{name}_floors")
-                .mark_tick(orient="horizontal", thickness=2, size=16, color=_FLOOR_COLOR, opacity=0.8)
-                .encode(x=ax.x(x_field), y=ay.y("floor_s"))
-            )
-        drawn = f"{pts.height} drawn"
-        panels.append(
-            alt.LayerChart(
-                layer=layers,
-                width=_W,
-                height=_H,
-                title=alt.TitleParams(
-                    f"Time vs {'FLOPs' if name == 'flops' else lv + ' bytes'} ({drawn})",
-                    anchor="start",
-                    fontSize=12,
-                ),
-            )
-        )
+        panel, data = _time_panel(r, name, pts, x_title, kind, roofs, y_dom)
+        panels.append(panel)
+        datasets.update(data)
     return alt.HConcatChart(hconcat=panels, spacing=30), datasets
 
 
-def _complexity_plane(
-    rows: Table, ceilings: Table, level: str, title: str | None = None
+def _bound_lines(
+    r: _Rows,
+    kind: str,
+    roofs: list[tuple[str, float]],
+    x_dom: tuple[float, float],
+    y_dom: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """The bound line T = F / P (compute) or T = Q / W (bandwidth) of each roof, and the t_o floor."""
+    unit = "FLOP/s" if kind == "compute" else "B/s"
+    sym = "F/P" if kind == "compute" else "Q/W"
+    lines: list[dict[str, Any]] = []
+    for name, value in roofs:
+        lines += _line(f"T = {sym}, {name} {si(value, unit)}", kind, 1.0 / value, x_dom, y_dom)
+    if r.t_o_s:
+        lines += _hline(f"t_o = {duration(r.t_o)} ({r.source})", "overhead", r.t_o_s, x_dom)
+    return lines
+
+
+def _time_panel(
+    r: _Rows,
+    name: str,
+    pts: pl.DataFrame,
+    x_title: str,
+    kind: str,
+    roof_rows: pl.DataFrame,
+    y_dom: tuple[float, float],
 ) -> tuple[alt.LayerChart, dict[str, Any]]:
-    df, t_o, source = _points(rows, level)
-    ceil = _ceiling_frame(ceilings)
-    lv = _LEVEL_LABEL[level]
-    pts = _point_cols(df.filter(_drawable("flops", "bytes")))
-    if pts.height == 0:
-        raise _no_points(df, f"complexity plane vs FLOPs and {lv} bytes")
-    bw, comp, _missing = _pick_ceilings(ceil, [level], _precisions(pts))
-    has_t_o = t_o > 0 and math.isfinite(t_o)
-    corners = [
-        (
-            float(w["value"]) * t_o * 1e-9,
-            float(p["value"]) * t_o * 1e-9,
-            p["ceiling"],
-            float(p["value"]),
-            float(w["value"]),
+    """One panel: measured T (and T_min) of ``pts`` against column ``name`` (flops | bytes), the bound lines of
+    ``roof_rows`` (``kind`` compute | bandwidth), the t_o floor, and each layer's n · t_o tick."""
+    roofs = [(roof_name(row), float(row["value"])) for row in roof_rows.iter_rows(named=True)]
+    # x range: the points, and where each roof crosses the t_o floor (roof * t_o)
+    t_o_s = r.t_o_s
+    x_dom = padded_range(pts.get_column(name).to_list() + ([v * t_o_s for _, v in roofs] if t_o_s else []))
+    ax, ay = LogAxis(x_title, x_dom), LogAxis("Time T (s)", y_dom)
+    colors = {"compute": _ROOF_COLOR, "bandwidth": _ROOF_COLOR, "overhead": _FLOOR_COLOR}
+    lines = _bound_lines(r, kind, roofs, x_dom, y_dom)
+    layers, line_data = _line_layers(f"tc_{name}", ax, ay, lines, -slope_angle(x_dom, y_dom, _W, _H), colors)
+    layers += _point_layers(f"tc_{name}", name, "time_s", name, "t_min_s", ax, ay, _bounds(pts))
+    if (r.df.get_column("n_kernels").fill_null(1) > 1).any():  # layers: each one's n * t_o floor
+        layers.append(
+            alt.Chart(alt.NamedData(name=f"rl_tc_{name}_points"), name=f"tc_{name}_floors")
+            .mark_tick(orient="horizontal", thickness=2, size=16, color=_FLOOR_COLOR, opacity=0.8)
+            .encode(x=ax.x(name), y=ay.y("floor_s"))
         )
+    what = "FLOPs" if name == "flops" else LEVEL_LABEL[r.level] + " bytes"
+    head = alt.TitleParams(f"Time vs {what} ({pts.height} drawn)", anchor="start", fontSize=12)
+    panel = alt.LayerChart(layer=layers, width=_W, height=_H, title=head)
+    return panel, {f"rl_tc_{name}_points": values(pts), **line_data}
+
+
+def _corners(r: _Rows, comp: pl.DataFrame, bw: pl.DataFrame) -> list[tuple[float, float, str, float, float]]:
+    """Per (compute, bandwidth) roof pair: (W t_o in byte, P t_o in FLOP, compute roof name, P, W)."""
+    return [
+        (float(w["value"]) * r.t_o * 1e-9, float(p["value"]) * r.t_o * 1e-9, roof_name(p), float(p["value"]),
+         float(w["value"]))
         for p in comp.iter_rows(named=True)
         for w in bw.iter_rows(named=True)
-    ]
-    x_dom = _log_span(
-        pts.get_column("bytes").to_list()
-        + pts.get_column("bytes_at_t").to_list()
-        + ([c[0] for c in corners] if has_t_o else [])
-    )
-    y_dom = _log_span(
-        pts.get_column("flops").to_list()
-        + pts.get_column("flops_at_t").to_list()
-        + ([c[1] for c in corners] if has_t_o else [])
-    )
+    ]  # fmt: skip
+
+
+def _plane_lines(
+    corners: list[tuple[float, float, str, float, float]],
+    lv: str,
+    x_dom: tuple[float, float],
+    y_dom: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """Iso-AI diagonals every decade of AI that crosses the plot (F = AI * Q), and each pair's ridge diagonal."""
     lines: list[dict[str, Any]] = []
-    # iso-AI diagonals every decade of AI that crosses the plot (F = AI * Q)
     ai_lo, ai_hi = y_dom[0] / x_dom[1], y_dom[1] / x_dom[0]
-    for ai in _decades(ai_lo * 10, ai_hi / 10):
+    for ai in decades(ai_lo * 10, ai_hi / 10):
         lines += _line(f"AI {ai:,.0f}" if ai >= 1 else f"AI {ai:g}", "iso-AI", ai, x_dom, y_dom)
     for _x, _y, name, p, w in corners:
         lines += _line(f"ridge {name}/{lv} {p / w:.3g} FLOP/B", "ridge", p / w, x_dom, y_dom)
-    boxes = (
-        [
-            {
-                "x": x_dom[0],
-                "x2": x,
-                "y": y_dom[0],
-                "y2": y,
-                "label": f"launch-overhead box ({name}): F < P·t_o = {_si(y, 'FLOP')}, Q < W·t_o = {_si(x, 'B')}",
-            }
-            for x, y, name, _p, _w in corners
-        ]
-        if has_t_o
-        else []
-    )
-    angle = _angle(x_dom, y_dom, 560, 420)
-    datasets: dict[str, Any] = {"rl_cp_boxes": boxes, "rl_cp_points": _values(pts)}
-    ax, ay = _LogAxis(f"Data moved Q at {lv} (byte)", x_dom), _LogAxis("Work F (FLOP)", y_dom)
-    box_layer = (
+    return lines
+
+
+def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[alt.Chart]:
+    """The launch-overhead box(es) F < P t_o, Q < W t_o (dataset ``rl_cp_boxes``) and their label."""
+    box = (
         alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box")
-        .mark_rect(
-            color=_FLOOR_COLOR,
-            fillOpacity=0.12,
-            stroke=_FLOOR_COLOR,
-            strokeOpacity=0.7,
-            strokeDash=[5, 3],
-            clip=True,
-        )
+        .mark_rect(color=_FLOOR_COLOR, fillOpacity=0.12, stroke=_FLOOR_COLOR, strokeOpacity=0.7, strokeDash=[5, 3],
+                   clip=True)
         .encode(x=ax.x("x"), y=ay.y("y"), x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("label:N", title="")])
-    )
-    box_text = (
+    )  # fmt: skip
+    text = (
         alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box_label")
         .mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
-        .encode(
-            x=ax.x("x2"),
-            y=ay.y("y2"),
-            text=alt.value(f"t_o box ({_duration(t_o)})"),
-        )
+        .encode(x=ax.x("x2"), y=ay.y("y2"), text=alt.value(f"t_o box ({duration(t_o)})"))
     )
-    layers = [box_layer, box_text]
-    line_layers, line_data = _line_layers(
-        "cp", ax, ay, lines, angle, {"iso-AI": "#aaaaaa", "ridge": _ROOF_COLOR}
-    )
-    layers += line_layers
-    datasets.update(line_data)
+    return [box, text]
+
+
+def _complexity_plane(r: _Rows, title: str | None = None) -> tuple[alt.LayerChart, dict[str, Any]]:
+    """The complexity plane (F vs Q at the level) and its datasets ``rl_cp_*``."""
+    lv = LEVEL_LABEL[r.level]
+    pts = _point_cols(r.df.filter(_drawable("flops", "bytes")))
+    if pts.height == 0:
+        raise _no_points(r.df, f"complexity plane vs FLOPs and {lv} bytes")
+    bw, comp = r.roofs(pts)
+    corners = _corners(r, comp, bw) if r.t_o_s else []
+    x_dom = padded_range([*pts.get_column("bytes"), *pts.get_column("bytes_at_t"), *(c[0] for c in corners)])
+    y_dom = padded_range([*pts.get_column("flops"), *pts.get_column("flops_at_t"), *(c[1] for c in corners)])
+    boxes = [
+        {"x": x_dom[0], "x2": x, "y": y_dom[0], "y2": y,
+         "label": f"launch-overhead box ({name}): F < P·t_o = {si(y, 'FLOP')}, Q < W·t_o = {si(x, 'B')}"}
+        for x, y, name, _p, _w in corners
+    ]  # fmt: skip
+    ax, ay = LogAxis(f"Data moved Q at {lv} (byte)", x_dom), LogAxis("Work F (FLOP)", y_dom)
+    lines = _plane_lines(_corners(r, comp, bw), lv, x_dom, y_dom)
+    colors = {"iso-AI": "#aaaaaa", "ridge": _ROOF_COLOR}
+    line_layers, line_data = _line_layers("cp", ax, ay, lines, -slope_angle(x_dom, y_dom, 560, 420), colors)
+    layers = [*_box_layers(ax, ay, r.t_o), *line_layers]
     layers += _point_layers("cp", "bytes", "flops", "bytes_at_t", "flops_at_t", ax, ay, _bounds(pts))
     n_launch = pts.filter(pl.col("bound") == "launch_overhead").height
     subtitle = [
         f"● measured (Q, F); ○ (Q, F) × s: the work a kernel of the same AI at its bound does in the measured time T. "
-        f"t_o = {_duration(t_o)} ({source})",
+        f"t_o = {duration(r.t_o)} ({r.source})",
         f"{pts.height} drawn, {n_launch} launch-bound (diamonds): inside the shaded box a kernel takes t_o "
         "whatever it does",
     ]
-    chart = alt.LayerChart(
-        layer=layers,
-        width=560,
-        height=420,
-        title=alt.TitleParams(
-            title or "Complexity plane", subtitle=subtitle, anchor="start", subtitleColor="#555555"
-        ),
+    head = alt.TitleParams(
+        title or "Complexity plane", subtitle=subtitle, anchor="start", subtitleColor="#555555"
     )
-    return chart, datasets
+    chart = alt.LayerChart(layer=layers, width=560, height=420, title=head)
+    return chart, {"rl_cp_boxes": boxes, "rl_cp_points": values(pts), **line_data}
 
 
 def _title(df: pl.DataFrame, t_o: float, source: str, title: str | None) -> alt.TitleParams:
@@ -563,11 +489,11 @@ def _title(df: pl.DataFrame, t_o: float, source: str, title: str | None) -> alt.
     below = df.filter(pl.col("below_bound").fill_null(False)).height
     sub = [
         "● measured T, ○ ideal T_min = max(F/P, Q/W, t_o) (Wang et al., arXiv 2009.04598); s = T / T_min; "
-        f"launch overhead t_o = {_duration(t_o)} ({source})",
+        f"launch overhead t_o = {duration(t_o)} ({source})",
     ]
     if (df.get_column("n_kernels").fill_null(1) > 1).any():
         sub.append("Orange tick: a layer's floor n · t_o (n launches); T_min is the sum over its kernels")
-    no_tmin = df.filter(~_positive("t_min_ns")).height
+    no_tmin = df.filter(~positive("t_min_ns")).height
     if no_tmin:
         sub.append(f"Not drawn: {no_tmin} of {n_rows} without T_min (no counters or roofs)")
     if below:
@@ -584,11 +510,11 @@ def time_vs_complexity_chart(
 
     Inputs (pyarrow.Table or polars.DataFrame):
 
-    - ``rows``: rows of the ``time_roofline`` query, all of one run and one ``level`` (kernel rows, or layer rows of
+    - ``rows``: rows of the ``time_roofline`` query, all of one run and one ``grain`` (kernel rows, or layer rows of
       one depth). Used columns: ``run_id``, ``name``, ``duration_ns`` (T, ns), ``flops`` (F, FLOP), ``t_min_ns``
       (ns), ``launch_overhead_ns`` (t_o, ns, one value), and when present ``bytes_<level>`` (byte), ``bound``,
       ``inefficiency``, ``short_name``, ``precision``, ``n_kernels``, ``overhead_floor_ns``, ``compute_time_ns``,
-      ``<level>_time_ns``, ``launch_overhead_source``, ``below_bound``, ``flags``, ``level``, ``kernel_id``.
+      ``<level>_time_ns``, ``launch_overhead_source``, ``below_bound``, ``flags``, ``grain`` (kernel|layer), ``kernel_id``.
     - ``ceilings``: ``run_ceilings`` rows of the run (``ceiling``, ``kind``, ``value`` in FLOP/s or byte/s).
 
     Drawn (Wang et al., arXiv 2009.04598): the bound line T = F / P of each compute ceiling of the precisions
@@ -602,10 +528,10 @@ def time_vs_complexity_chart(
     points). Raises ``ValueError`` (unknown level, a required column missing, ceilings of several runs, several
     t_o), ``TypeError`` (input type), :class:`RooflineDataError` (no row can be drawn on either panel).
     """
-    chart, datasets = _time_vs_complexity(rows, ceilings, level)
-    df, t_o, source = _points(rows, level)
+    r = _prepare(rows, ceilings, level)
+    chart, datasets = _time_vs_complexity(r)
     return alt.HConcatChart(
-        hconcat=chart.hconcat, spacing=30, title=_title(df, t_o, source, title), datasets=datasets
+        hconcat=chart.hconcat, spacing=30, title=_title(r.df, r.t_o, r.source, title), datasets=datasets
     )
 
 
@@ -624,7 +550,7 @@ def complexity_plane_chart(
     Returns a LayerChart with top-level ``datasets`` ``rl_cp_lines``, ``rl_cp_labels``, ``rl_cp_boxes``,
     ``rl_cp_points``. Raises as :func:`time_vs_complexity_chart` (no row with F > 0, Q > 0, T and T_min).
     """
-    chart, datasets = _complexity_plane(rows, ceilings, level, title)
+    chart, datasets = _complexity_plane(_prepare(rows, ceilings, level), title)
     return alt.LayerChart(
         layer=chart.layer, width=chart.width, height=chart.height, title=chart.title, datasets=datasets
     )
@@ -636,12 +562,12 @@ def time_roofline_chart(
     """Both views stacked: :func:`time_vs_complexity_chart` above :func:`complexity_plane_chart` (inputs, drawing and
     errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0
     (e.g. only zero-FLOP kernels). Returns a VConcatChart with every dataset at the top level."""
-    top, datasets = _time_vs_complexity(rows, ceilings, level)
-    df, t_o, source = _points(rows, level)
-    head = _title(df, t_o, source, title)
+    r = _prepare(rows, ceilings, level)
+    top, datasets = _time_vs_complexity(r)
+    head = _title(r.df, r.t_o, r.source, title)
     parts: list[Any] = [top]
     try:
-        plane, plane_data = _complexity_plane(rows, ceilings, level)
+        plane, plane_data = _complexity_plane(r)
     except RooflineDataError:
         head.subtitle = [*head.subtitle, "No complexity plane: no row has both FLOPs and bytes"]
     else:

@@ -1,0 +1,59 @@
+"""Number and text formats shared by every chart, the saved tables and the report.
+
+Only formatting: values arrive in the store's base units (ns, byte, FLOP, FLOP/s, byte/s) and leave as short text.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+__all__ = ["NAME_CHARS", "duration", "flags_text", "share", "si", "truncate", "truncate_text"]
+
+#: Demangled names can exceed 1 kB; this many characters are shown.
+NAME_CHARS = 80
+
+_SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(value: float, unit: str) -> str:
+    """``si(2.0386e12, 'B/s')`` -> ``'2.04 TB/s'``: 3 significant digits and an SI prefix (k to E)."""
+    for factor, prefix in _SI_PREFIXES:
+        if abs(value) >= factor * 0.9995:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def duration(ns: float | None) -> str:
+    """A duration in ns as text with 4 significant digits in s, ms, µs or ns; ``'n/a'`` for None or NaN."""
+    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
+        return "n/a"
+    for factor, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= factor:
+            return f"{ns / factor:.4g} {unit}"
+    return f"{ns:.4g} ns"
+
+
+def share(x: float | None) -> str:
+    """A fraction 0..1 as a percentage with one decimal (``'12.5 %'``); ``'n/a'`` for None or NaN."""
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def truncate(expr: pl.Expr, n: int = NAME_CHARS) -> pl.Expr:
+    """A string expression cut to ``n`` characters, the last one an ellipsis where it was cut."""
+    return pl.when(expr.str.len_chars() > n).then(expr.str.slice(0, n - 1) + "…").otherwise(expr)
+
+
+def truncate_text(s: str | None, n: int = NAME_CHARS) -> str:
+    """:func:`truncate` for one Python string (None -> ``''``)."""
+    s = s or ""
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def flags_text(dtype: pl.DataType | None = None) -> pl.Expr:
+    """The ``flags`` column (list of str; ``dtype`` another type: cast to text) as one comma-separated string,
+    ``''`` for none."""
+    if dtype is not None and not isinstance(dtype, pl.List):
+        return pl.col("flags").cast(pl.String).fill_null("")
+    return pl.col("flags").cast(pl.List(pl.String)).list.join(", ").fill_null("")

@@ -1,0 +1,130 @@
+"""The tables a chart takes: types, column checks and normalisation, and rows for Vega-Lite datasets.
+
+Charts take rows of the store's queries (``kernel_roofline``, ``run_ceilings``, ``time_roofline``, ``trajectory``)
+as pyarrow.Table or polars.DataFrame; these helpers turn them into polars frames with every column a chart reads
+(absent optional columns as nulls, float NaN as null), so the charts never special-case a missing column.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import polars as pl
+import pyarrow as pa
+
+from rooflake.render.marks import LEVEL_ORDER
+
+__all__ = [
+    "CEILING_OPTIONAL",
+    "CEILING_REQUIRED",
+    "POINT_OPTIONAL",
+    "POINT_REQUIRED",
+    "Table",
+    "ceiling_rows",
+    "conform",
+    "frame",
+    "positive",
+    "typed",
+    "values",
+]
+
+Table: TypeAlias = pa.Table | pl.DataFrame
+
+#: Columns of ``kernel_roofline`` that :func:`rooflake.render.roofline_chart` needs.
+POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
+#: Its display-only columns (filled with nulls when absent). ``peak_ceiling``: the ``run_ceilings.ceiling`` of the
+#: row's compute roof (when present, the chart draws exactly those ceilings).
+POINT_OPTIONAL: dict[str, pl.DataType] = {
+    "short_name": pl.String(),
+    "nvtx_path": pl.String(),
+    "is_dominant": pl.Boolean(),
+    "zero_flops": pl.Boolean(),
+    "attainable_flops_per_s": pl.Float64(),
+    "fraction_of_roof": pl.Float64(),
+    "bound": pl.String(),
+    "above_roof": pl.Boolean(),
+    "flags": pl.List(pl.String()),
+    "peak_ceiling": pl.String(),
+    **{f"{q}_{lv}": pl.Float64() for q in ("bytes", "attainable") for lv in LEVEL_ORDER},
+}
+#: Columns of ``run_ceilings`` every chart needs; ``label`` (optional) is the roof's display name.
+CEILING_REQUIRED = ("ceiling", "kind", "value")
+CEILING_OPTIONAL: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "machine_key": pl.String(),
+    "value_min": pl.Float64(),
+    "value_max": pl.Float64(),
+    "clock_hz": pl.Float64(),
+    "unit": pl.String(),
+    "formula": pl.String(),
+    "source": pl.String(),
+    "n_kernels": pl.Int64(),
+    "n_invalid": pl.Int64(),
+    "label": pl.String(),
+}
+
+
+def frame(table: Any, what: str) -> pl.DataFrame:
+    """``table`` (pyarrow.Table, RecordBatch(Reader) or polars.DataFrame) as a polars DataFrame.
+
+    Raises ``TypeError`` (naming ``what``) for any other type."""
+    if isinstance(table, pl.DataFrame):
+        return table
+    if isinstance(table, pa.RecordBatchReader):  # DuckDB 2's relation.arrow()
+        table = table.read_all()
+    elif isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if isinstance(table, pa.Table):
+        out = pl.from_arrow(table)
+        assert isinstance(out, pl.DataFrame)  # a Table always converts to a DataFrame
+        return out
+    raise TypeError(f"{what}: expected a pyarrow.Table or polars.DataFrame, got {type(table).__name__}")
+
+
+def conform(
+    df: pl.DataFrame, required: tuple[str, ...], optional: dict[str, pl.DataType], what: str
+) -> pl.DataFrame:
+    """Check the required columns, add absent optional ones as nulls, turn float NaN into null.
+
+    Raises ``ValueError`` naming ``what`` and the missing columns."""
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{what} lacks column(s) {', '.join(missing)} (has: {', '.join(df.columns) or 'none'})"
+        )
+    df = df.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in optional.items() if c not in df.columns)
+    floats = [c for c, t in df.schema.items() if t in (pl.Float32, pl.Float64)]
+    return df.with_columns(pl.col(c).fill_nan(None) for c in floats)
+
+
+def ceiling_rows(ceilings: Table, *, one_run: bool = True) -> pl.DataFrame:
+    """``run_ceilings`` rows conformed (:data:`CEILING_REQUIRED`, :data:`CEILING_OPTIONAL`).
+
+    Raises ``ValueError`` for a missing column, or with ``one_run`` for rows of several runs."""
+    ceil = conform(
+        frame(ceilings, "ceilings"), CEILING_REQUIRED, CEILING_OPTIONAL, "ceilings (run_ceilings rows)"
+    )
+    runs = ceil.get_column("run_id").drop_nulls().unique().to_list()
+    if one_run and len(runs) > 1:
+        raise ValueError(
+            f"ceilings hold {len(runs)} runs ({', '.join(sorted(runs))}): pass the rows of one run"
+        )
+    return ceil
+
+
+def typed(df: pl.DataFrame, columns: dict[str, pl.DataType | None]) -> pl.DataFrame:
+    """``df`` reduced to ``columns``, in their order, each cast to its type (``None``: kept as it is)."""
+    return df.select(pl.col(c) if t is None else pl.col(c).cast(t) for c, t in columns.items())
+
+
+def positive(col: str) -> pl.Expr:
+    """``col`` is a number > 0 (null, NaN, 0 and negatives are not; :func:`conform` made NaN null)."""
+    return pl.col(col).fill_null(0.0) > 0
+
+
+def values(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Rows of ``df`` for a named Vega-Lite dataset (not Altair's data transformer: no 5000-row limit).
+
+    NaN must be null already (JSON has no NaN): :func:`conform` did that.
+    """
+    return df.to_dicts()
