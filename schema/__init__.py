@@ -2,6 +2,7 @@
 
 from rooflake.schema.errors import (
     InputError,
+    OutputError,
     QueryError,
     RooflakeError,
     RooflineDataError,
@@ -36,6 +37,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
     "InputError",
+    "OutputError",
     "QueryError",
     "RooflakeError",
     "RooflineDataError",

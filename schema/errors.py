@@ -42,3 +42,8 @@ class RooflineDataError(RooflakeError):
 class UsageError(RooflakeError):
     """The user asked for something that cannot be done as asked (a bad option value, a conflicting label, a model
     that cannot be traced); the message says what to change."""
+
+
+class OutputError(RooflakeError):
+    """An output file or directory the user named (``--out``) cannot be written: its directory cannot be created, is
+    read-only, or the disk is full; the message names the path and the reason."""
