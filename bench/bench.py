@@ -78,7 +78,7 @@ RESULT = {{"seconds": time.perf_counter() - t0}}
 
 INGEST = """
 import time
-from rooflake.ingest import ingest_paths
+from rooflake.pipeline import ingest_paths
 from pathlib import Path
 files = [Path(f) for f in {files!r}]
 t0 = time.perf_counter()
@@ -140,7 +140,7 @@ def bench_query(n_runs: int = 1000) -> None:
     import pyarrow.parquet as pq
 
     from rooflake import queries
-    from rooflake.ingest import ingest_paths
+    from rooflake.pipeline import ingest_paths
     from rooflake.store import Store
 
     with tempfile.TemporaryDirectory() as d:

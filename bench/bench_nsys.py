@@ -150,7 +150,7 @@ with nsys_sqlite.open_export({path!r}, run_id="x") as out:
 INGEST = r"""
 import tempfile, time
 import adbc_driver_sqlite, duckdb, pyarrow.parquet
-from rooflake.ingest import ingest_file
+from rooflake.pipeline import ingest_file
 with tempfile.TemporaryDirectory() as d:
     t0 = time.perf_counter()
     res = ingest_file({path!r}, d)

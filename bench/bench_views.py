@@ -23,7 +23,7 @@ RL = Path(sys.executable).with_name("rl")
 
 
 def build_store(dst: Path, n_runs: int) -> list[str]:
-    from rooflake.ingest import ingest_paths
+    from rooflake.pipeline import ingest_paths
 
     src = dst.parent / "src"
     reports = [FIXTURES / "ncu" / "AveryClapp__ESMM-Research__profile_output.ncu-rep",

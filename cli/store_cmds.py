@@ -51,7 +51,7 @@ def ingest(
 
     The format is detected from each file's first bytes. Re-ingesting the same file is a no-op unless --force.
     """
-    from rooflake.ingest import expand_paths, ingest_paths
+    from rooflake.pipeline import expand_paths, ingest_paths
 
     labels = _parse_labels(label or [])
     files = expand_paths(paths)
@@ -101,7 +101,8 @@ def runs(
     fmt: FmtOpt = Fmt.table,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
-    from rooflake.store import Store, fetch_arrow
+    from rooflake.schema.duck import fetch_arrow
+    from rooflake.store import Store
 
     if fmt is Fmt.parquet:
         raise typer.BadParameter(

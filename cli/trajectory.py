@@ -40,7 +40,7 @@ def trajectory_rows(
     from rooflake import queries
     from rooflake.schema import QueryError, RooflineDataError
     from rooflake.schema.catalog import COLLECT_HINT
-    from rooflake.store import fetch_arrow
+    from rooflake.schema.duck import fetch_arrow
 
     where = dict(where or {})
     if by not in BY:

@@ -1,1 +1,235 @@
-"""rooflake.pipeline: ingest of files and folders into a store (worker processes, progress, results)."""
+"""rooflake.pipeline: ingest of files and folders into a store (worker processes, progress, results).
+
+:func:`expand_paths` turns the user's arguments (files, directories, globs) into report files; :func:`ingest_file`
+reads one file (:func:`rooflake.ingest.open_run`) and publishes it as one run (:meth:`rooflake.store.Store.publish`);
+:func:`ingest_paths` ingests many, in worker processes when there are several, and yields one
+:class:`IngestResult` per file.
+
+One process reads at most one ``.ncu-rep``: ``ncu_report`` never frees what it read (RSS grows ~6x the bytes) and
+carries state from one report into the next (wrong units for some metrics of every later report). Workers come
+from a fork server that has already imported ``ncu_report``, pyarrow and this module, so a fresh process per
+report costs milliseconds, and memory stays flat in the number of reports.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import resource
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run
+from rooflake.schema import (
+    RUNS,
+    SCHEMA_VERSION,
+    InputError,
+    RooflakeError,
+    StoreError,
+    UnsupportedFormatError,
+)
+from rooflake.schema.catalog import FP16_CONVENTIONS
+from rooflake.schema.duck import DuckTable, duck_row
+from rooflake.store import Store
+
+TASKS_PER_WORKER = 1  # see the module docstring: one report per process
+WORKER_PRELOAD = [*PRELOAD, "rooflake.store", "rooflake.pipeline"]
+
+
+@dataclass
+class IngestResult:
+    """Summary of one ingested file (one line of ``rl ingest`` output).
+
+    ``status``: ``ingested`` | ``replaced`` | ``exists`` | ``error`` (``error`` holds the message, which names the
+    file) | ``store-error`` (the store cannot be written: :func:`ingest_paths` raises it instead). Counts are
+    rows of the run's tables; ``peak_rss_mb`` (MiB) is of the process that read the file."""
+
+    path: str
+    run_id: str | None
+    status: str
+    kernels: int | None = None
+    metrics: int | None = None
+    gpu_name: str | None = None
+    error: str | None = None
+    ranges: int | None = None
+    note: str | None = None
+    peak_rss_mb: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (one object of ``rl ingest --json``)."""
+        return asdict(self)
+
+
+def rooflake_version() -> str:
+    """The installed rooflake version, ``unknown`` when running from a source tree."""
+    try:
+        return version("rooflake")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _runs_table(out: dict[str, Any], row: dict[str, Any]) -> pa.Table | DuckTable:
+    """The run's ``runs`` row: built by the reader's DuckDB when it has one (no pandas import by pyarrow, see
+    :func:`duck_row`), else by pyarrow."""
+    con = next((t.con for t in out.values() if isinstance(t, DuckTable)), None)
+    if con is not None:
+        return duck_row(con, RUNS, row)
+    return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+
+
+def ingest_file(
+    path: str | Path,
+    store_root: str | Path | None,
+    labels: dict[str, str] | None = None,
+    *,
+    force: bool = False,
+    fp16: str = "ncu",
+) -> IngestResult:
+    """Read ``path`` and publish it as one run. Returns an :class:`IngestResult`.
+
+    Re-ingesting the same bytes is a no-op (status ``exists``) unless ``force``. Raises :class:`RooflakeError`
+    subclasses for bad input or an unwritable store; the store is then unchanged.
+    """
+    if fp16 not in FP16_CONVENTIONS:
+        raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
+    path = Path(path)
+    store = Store(store_root)
+    detect_format(path)
+    sha = file_sha256(path)
+    run_id = sha[:16]
+    if store.has_run(run_id) and not force:
+        return IngestResult(str(path), run_id, "exists")
+    with open_run(path, run_id=run_id, fp16=fp16) as out:
+        run = out["run"]
+        row = {
+            **run,
+            "run_id": run_id,
+            "source_path": str(path.resolve()),
+            "source_sha256": sha,
+            "source_bytes": path.stat().st_size,
+            "ingested_at": datetime.now(timezone.utc),
+            "labels": sorted((labels or {}).items()),
+            "rooflake_version": rooflake_version(),
+            "schema_version": SCHEMA_VERSION,
+        }
+        tables = {name: t for name, t in out.items() if isinstance(t, (pa.Table, DuckTable))}
+        res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
+    note = run.get("note")
+    if run.get("has_kernel_table") is False:
+        note = "the export has no kernel table (CUDA trace was off): 0 kernels"
+    return IngestResult(
+        str(path),
+        run_id,
+        res.status,
+        run["n_kernels"],
+        run["n_metrics"],
+        run["gpu_name"],
+        ranges=out["ranges"].num_rows if "ranges" in out else None,
+        note=note,
+    )
+
+
+def _reports_in(folder: Path) -> list[Path]:
+    """Files under ``folder`` (recursively) a reader recognises by their first bytes, and files that look like
+    reports but cannot be read (kept, so that their ingest fails loudly instead of being skipped unseen)."""
+    found = []
+    for f in sorted(x for x in folder.rglob("*") if x.is_file()):
+        try:
+            fmt = detect_format(f)
+        except UnsupportedFormatError:  # not a report
+            continue
+        except InputError:  # unreadable (permissions, I/O) — or empty, which is no report either
+            if f.stat().st_size > 0:
+                found.append(f)
+            continue
+        if fmt in READABLE:
+            found.append(f)
+    return found
+
+
+def _expand(a: str) -> list[Path]:
+    p = Path(a)
+    if p.is_dir():
+        found = _reports_in(p)
+        if not found:
+            raise InputError(f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)")
+        return found
+    if p.exists():
+        if not p.is_file():
+            raise InputError(f"{p}: not a regular file (a FIFO, socket or device cannot be a report)")
+        return [p]
+    if _glob.has_magic(a):
+        matches = sorted(Path(m) for m in _glob.glob(a, recursive=True) if Path(m).is_file())
+        if not matches:
+            raise InputError(f"{a}: no file matches this pattern")
+        return matches
+    raise InputError(f"{a}: no such file or directory")
+
+
+def expand_paths(args: Iterable[str]) -> list[Path]:
+    """Files named by ``args``, each once: files as given, directories recursively (files whose first bytes a
+    reader recognises, and unreadable files, whose ingest then fails with the reason), globs expanded. Raises
+    :class:`InputError` for a missing path, a glob matching nothing, or a directory holding no reports."""
+    seen: set[Path] = set()
+    uniq = []
+    for p in (p for a in args for p in _expand(a)):
+        r = p.resolve()
+        if r not in seen:
+            seen.add(r)
+            uniq.append(p)
+    return uniq
+
+
+def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestResult:
+    path, root, labels, force, fp16 = job
+    try:
+        res = ingest_file(path, root, labels, force=force, fp16=fp16)
+        res.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return res
+    except StoreError as e:
+        return IngestResult(path, None, "store-error", error=str(e))
+    except RooflakeError as e:
+        return IngestResult(path, None, "error", error=str(e))
+    except Exception as e:  # noqa: BLE001 - a vendor library choking on a corrupt file must not stop the batch
+        return IngestResult(path, None, "error", error=f"{path}: cannot read it ({type(e).__name__}: {e})")
+
+
+def ingest_paths(
+    paths: list[Path],
+    store_root: str | Path | None,
+    labels: dict[str, str] | None = None,
+    *,
+    force: bool = False,
+    fp16: str = "ncu",
+    workers: int | None = None,
+    progress: Callable[[IngestResult], None] | None = None,
+) -> Iterator[IngestResult]:
+    """Ingest each path; yields one :class:`IngestResult` per file (status ``error`` with the message for a bad
+    file: the others still go in). One file is read in this process (in a child if this process has read a
+    report before); several in ``workers`` processes (default: every core), a fresh one per report.
+    A :class:`StoreError` (unwritable store) is raised, not yielded."""
+    store = Store(store_root)
+    if paths:
+        store.check_writable()
+        store.clean_staging()
+    root = str(store.root)
+    jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]
+    n = workers or os.cpu_count() or 1
+    if len(jobs) == 1:  # the common `rl ingest FILE`: no pool (read() isolates a second ncu report itself)
+        r = _worker(jobs[0])
+        if r.status == "store-error":
+            raise StoreError(r.error or "store error")
+        yield r
+        return
+    with mp_context(WORKER_PRELOAD).Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
+        for r in pool.imap_unordered(_worker, jobs):
+            if r.status == "store-error":
+                pool.terminate()
+                raise StoreError(r.error or "store error")
+            yield r

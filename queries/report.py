@@ -7,7 +7,7 @@ from typing import Any
 
 from rooflake.queries import compare, connect
 from rooflake.schema import QueryError, RooflakeError, RunNotFoundError
-from rooflake.store import fetch_arrow
+from rooflake.schema.duck import fetch_arrow
 
 
 def parse_since(text: str) -> timedelta:

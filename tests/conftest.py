@@ -12,7 +12,7 @@ from _support import NCU_REPORTS
 @pytest.fixture(scope="session")
 def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding every fixture .ncu-rep, ingested once per test session (in worker processes)."""
-    from rooflake.ingest import ingest_paths
+    from rooflake.pipeline import ingest_paths
 
     root = tmp_path_factory.mktemp("fixture_store")
     results = list(ingest_paths(NCU_REPORTS, root, workers=2))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rooflake import queries
-from rooflake.ingest import ingest_file
+from rooflake.pipeline import ingest_file
 from rooflake.store import Store
 
 PID = 7 << 24  # nsys globalPid: the process in bits 24+, the thread id below

@@ -111,7 +111,7 @@ def test_every_value_unit_and_instance_is_lossless(fixture_store: Path, name: st
 
 def test_second_report_in_one_process_keeps_its_units(tmp_path: Path) -> None:
     """ncu_report returns wrong units for a report loaded after another one; rooflake reads it in a fresh process."""
-    from rooflake.ingest import ingest_file
+    from rooflake.pipeline import ingest_file
 
     first, second = fixture("LakshyaSingh354"), fixture("eschnett")
     ingest_file(first, tmp_path)

@@ -313,7 +313,7 @@ def test_real_nsys_records_the_ranges(tmp_path: Path) -> None:
     pytest.importorskip("nvtx")
     import duckdb
 
-    from rooflake.ingest import ingest_file
+    from rooflake.pipeline import ingest_file
 
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(SCRIPT))

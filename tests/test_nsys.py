@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from rooflake import queries
 from rooflake.cli import app
-from rooflake.ingest import ingest_file
 from rooflake.ingest.nvtx import range_name
+from rooflake.pipeline import ingest_file
 from rooflake.store import Store
 
 from _support import FIXTURES

@@ -287,7 +287,7 @@ def test_save_unknown_suffix_raises(tmp_path: Path):
 @pytest.mark.skipif(not FIXTURE.is_file(), reason=f"fixture report missing: {FIXTURE}")
 def test_real_report_a10g_gemms(tmp_path: Path):
     from rooflake import queries
-    from rooflake.ingest import ingest_file
+    from rooflake.pipeline import ingest_file
     from rooflake.store import Store
 
     res = ingest_file(FIXTURE, tmp_path / "store")

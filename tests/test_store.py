@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
 from rooflake import queries
 from rooflake.cli import app
-from rooflake.ingest import file_sha256, ingest_file
+from rooflake.ingest import file_sha256
+from rooflake.pipeline import ingest_file
 from rooflake.store import Store
 
 from _support import NCU_REPORTS, fixture, snapshot
@@ -72,7 +74,7 @@ def test_half_written_run_is_invisible_and_stale_staging_cleaned(tmp_path: Path)
     dead = tmp_path / ".staging" / "0123456789abcdef.999999999.dead"
     (dead / "kernels").mkdir(parents=True)
     ingest_file(REPORT, tmp_path)  # the run is re-ingested since it has no runs row
-    from rooflake.ingest import ingest_paths
+    from rooflake.pipeline import ingest_paths
 
     list(ingest_paths([REPORT], tmp_path))
     assert not dead.exists()
@@ -122,45 +124,57 @@ def test_failed_force_replace_keeps_the_old_run(tmp_path: Path, monkeypatch) -> 
 
     ingest_file(REPORT, tmp_path)
     before = snapshot(tmp_path)
-    real_rename = os.rename
+    real_replace = os.replace
 
-    def failing_rename(src, dst):  # the final step, showing the new runs row, fails
-        if "runs" in str(dst) and ".staging" in str(src) and "old" not in str(src):
+    def failing_replace(src, dst):  # the commit, the new runs file renamed over the old one, fails
+        if "/runs/" in str(dst) and ".staging" in str(src):
             raise OSError(errno.EIO, "simulated I/O error")
-        return real_rename(src, dst)
+        return real_replace(src, dst)
 
-    monkeypatch.setattr(os, "rename", failing_rename)
-    try:
-        ingest_file(REPORT, tmp_path, force=True)
-        raise AssertionError("expected a StoreError")
-    except StoreError as e:
-        assert "simulated I/O error" in str(e)
-    monkeypatch.setattr(os, "rename", real_rename)
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(StoreError, match="simulated I/O error"):
+        ingest_file(
+            REPORT, tmp_path, force=True, fp16="nersc"
+        )  # other kernels (FP16 factors) than the old run
+    monkeypatch.setattr(os, "replace", real_replace)
     assert snapshot(tmp_path) == before
     assert queries.connect(Store(tmp_path)).execute("SELECT count(*) FROM kernels").fetchall() == [(4,)]
+    assert not any((tmp_path / ".staging").iterdir())
 
 
 def test_crash_in_the_middle_of_a_force_swap_is_undone(tmp_path: Path) -> None:
+    """What a writer killed mid-swap leaves (its new kernels renamed over the old ones, a table the old run lacked
+    moved in, the runs file not yet): the next clean-up puts the old run back exactly."""
     res = ingest_file(REPORT, tmp_path)
     before = snapshot(tmp_path)
-    # what a process killed mid-swap leaves: old partitions in its staging dir's old/, no runs row, new kernels in
     stage = tmp_path / ".staging" / f"{res.run_id}.999999999.dead"
-    (stage / "old").mkdir(parents=True)
     for t in ("runs", "kernels", "metrics", "ceilings"):
-        os.rename(tmp_path / t / f"run_id={res.run_id}", stage / "old" / t)
-    shutil.copytree(stage / "old" / "kernels", tmp_path / "kernels" / f"run_id={res.run_id}")
-    (stage / "metrics").mkdir()  # a table it had not moved in yet
-    (stage / "manifest").write_text("kernels\nmetrics\nceilings\nruns")
-    Store(tmp_path).clean_staging()
+        (stage / "old" / t).mkdir(parents=True)
+        os.link(
+            tmp_path / t / f"run_id={res.run_id}" / "part-0.parquet", stage / "old" / t / "part-0.parquet"
+        )
+    kernels = tmp_path / "kernels" / f"run_id={res.run_id}" / "part-0.parquet"
+    shutil.copyfile(
+        tmp_path / "metrics" / f"run_id={res.run_id}" / "part-0.parquet", tmp_path / "new.parquet"
+    )
+    os.replace(tmp_path / "new.parquet", kernels)  # "new" kernels in place
+    shutil.copytree(
+        tmp_path / "ceilings" / f"run_id={res.run_id}", tmp_path / "ranges" / f"run_id={res.run_id}"
+    )
+    for t in ("metrics", "runs"):  # staged, not moved in yet
+        (stage / t).mkdir()
+        shutil.copyfile(stage / "old" / "kernels" / "part-0.parquet", stage / t / "part-0.parquet")
+    (stage / "manifest").write_text("kernels\nmetrics\nceilings\nranges\nruns")
+    assert Store(tmp_path).clean_staging() == 1
     assert snapshot(tmp_path) == before
+    assert Store(tmp_path).clean_staging() == 0
 
 
 def test_conform_select_refuses_unknown_columns() -> None:
     """A typo in a reader's column map must fail loudly, not write NULLs."""
     import pyarrow as pa
-    import pytest
 
-    from rooflake.store import conform_select
+    from rooflake.schema.duck import conform_select
 
     schema = pa.schema([("a", pa.int64()), ("b", pa.string())])
     assert conform_select(schema, {"a": "x.a"}) == 'CAST(x.a AS BIGINT) AS "a", NULL::VARCHAR AS "b"'
@@ -177,7 +191,7 @@ def test_duck_row_equals_the_pyarrow_row_and_stays_nullable(tmp_path: Path) -> N
     import pyarrow as pa
 
     from rooflake.schema import RUNS
-    from rooflake.store import duck_row
+    from rooflake.schema.duck import duck_row
 
     row = {
         "run_id": "0123456789abcdef",

@@ -20,7 +20,8 @@ from rooflake.render.time_roofline import (
     time_vs_complexity_chart,
 )
 from rooflake.schema import RooflineDataError
-from rooflake.store import Store, fetch_arrow
+from rooflake.schema.duck import fetch_arrow
+from rooflake.store import Store
 
 from _support import NCU, tiny_run
 
@@ -358,7 +359,7 @@ def test_draw_time_without_counters_raises(tmp_path: Path) -> None:
 
 
 def test_draw_time_real_report(tmp_path: Path) -> None:
-    from rooflake.ingest import ingest_file
+    from rooflake.pipeline import ingest_file
 
     store = tmp_path / "store"
     run_id = ingest_file(NCU / "AveryClapp__ESMM-Research__profile_output.ncu-rep", store).run_id

@@ -1,0 +1,128 @@
+"""What is wrong with a store's files: damaged or missing partitions, unpublished leftovers, dead writers' staging.
+
+One damaged Parquet file fails every query of its table for every run (a view reads all of a table's files), so
+:func:`doctor` reads each file on its own, with the engine the views use, and names the ones that fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rooflake.schema import TABLES
+from rooflake.schema.duck import sql_file
+from rooflake.store.layout import ALL_TABLES, PART, STAGING, partition, run_ids
+from rooflake.store.publish import pid_alive
+
+PROBLEMS = pa.schema(
+    [
+        pa.field(
+            "table", pa.string(), metadata={"description": "store table (runs, kernels, …; '' for staging)"}
+        ),
+        pa.field("run_id", pa.string(), metadata={"description": "run whose partition it is"}),
+        pa.field("path", pa.string(), metadata={"description": "file or folder concerned"}),
+        pa.field(
+            "problem",
+            pa.string(),
+            metadata={"description": "damaged | missing | unpublished | stale-staging (see Store.doctor)"},
+        ),
+        pa.field("error", pa.string(), metadata={"description": "what the reader said, or what is missing"}),
+    ]
+)
+BATCH_ROWS = 65536
+
+
+def _read_error(con: Any, table: str, path: Path) -> str | None:
+    """Why ``path`` cannot be read as a file of ``table`` (its columns, then every value decoded by DuckDB), or
+    None when it reads."""
+    import duckdb
+
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowException) as e:
+        return " ".join(str(e).split())
+    if names != TABLES[table].names:
+        return f"columns {names} differ from the {table} table's {TABLES[table].names}"
+    try:
+        rel = con.sql(sql_file("rooflake.store", "read_part.sql"), params={"path": str(path)})
+        reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch)(BATCH_ROWS)
+        for _batch in reader:
+            pass
+    except duckdb.Error as e:
+        return " ".join(str(e).split())
+    return None
+
+
+def _counts(path: Path) -> list[dict[str, Any]]:
+    """The ``runs`` row(s) of a readable runs file: run id and row counts."""
+    return pq.read_table(path, columns=["run_id", "n_kernels", "n_metrics"]).to_pylist()
+
+
+def _missing(root: Path, published: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Partitions a published run's counts say exist and that have no file."""
+    out = []
+    for r in published:
+        for table, n in (("kernels", r["n_kernels"]), ("metrics", r["n_metrics"])):
+            path = partition(root, table, r["run_id"]) / PART
+            if n and not path.exists():
+                out.append(
+                    {"table": table, "run_id": r["run_id"], "path": str(path), "problem": "missing",
+                     "error": f"the runs row counts {n} {table} rows; the file does not exist"}
+                )  # fmt: skip
+    return out
+
+
+def _staging(root: Path) -> list[dict[str, str]]:
+    d = root / STAGING
+    out = []
+    for p in sorted(d.iterdir()) if d.is_dir() else []:
+        parts = p.name.split(".")
+        if len(parts) == 3 and parts[1].isdigit() and not pid_alive(int(parts[1])):
+            out.append(
+                {"table": "", "run_id": parts[0], "path": str(p), "problem": "stale-staging",
+                 "error": f"left by process {parts[1]}, which is gone; the next ingest cleans it"}
+            )  # fmt: skip
+    return out
+
+
+def doctor(root: Path) -> pa.Table:
+    """Check every file of the store at ``root``; one row per problem found (none: the store is healthy).
+
+    Columns (:data:`PROBLEMS`): ``table``, ``run_id``, ``path``, ``problem``, ``error``. Problems:
+    ``damaged`` — a Parquet file that cannot be read whole by DuckDB (torn, truncated, invalid UTF-8, other
+    columns than its table's), which fails every query of its table; ``missing`` — a published run whose
+    ``runs`` row counts kernels or metrics that have no file; ``unpublished`` — a partition whose run has no
+    ``runs`` row (invisible: a writer died before its commit); ``stale-staging`` — a dead writer's staging folder.
+    Reads every file; raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
+    import duckdb
+
+    con = duckdb.connect()
+    rows: list[dict[str, str]] = []
+    published: list[dict[str, Any]] = []
+    runs = set(run_ids(root))
+    for table in ALL_TABLES:
+        for run_id in run_ids(root, table):
+            path = partition(root, table, run_id) / PART
+            error = _read_error(con, table, path)
+            if error is not None:
+                rows.append(
+                    {
+                        "table": table,
+                        "run_id": run_id,
+                        "path": str(path),
+                        "problem": "damaged",
+                        "error": error,
+                    }
+                )
+            elif table == "runs":
+                published += _counts(path)
+            elif run_id not in runs:
+                rows.append(
+                    {"table": table, "run_id": run_id, "path": str(path), "problem": "unpublished",
+                     "error": "no runs row: its rows are invisible; re-ingest the file or delete the folder"}
+                )  # fmt: skip
+    rows += _missing(root, published) + _staging(root)
+    return pa.Table.from_pylist(rows, schema=PROBLEMS)

@@ -1,0 +1,103 @@
+"""Where a store keeps its files (DESIGN.md section 3): the root, the table partitions, the staging area.
+
+Layout, table first, Hive-partitioned::
+
+    STORE/<table>/run_id=<id>/part-0.parquet
+    STORE/.staging/<id>.<pid>.<nonce>/        a run being written by process <pid>
+    STORE/.lock                               held (flock) only while renaming into place
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from rooflake.schema import StoreError
+
+DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage")
+ALL_TABLES = (*DATA_TABLES, "runs")
+STAGING = ".staging"
+PART = "part-0.parquet"
+GLOB_CHARS = "*?[]{}"
+
+
+def default_root() -> Path:
+    """``$RL_STORE`` if set, else the platform data dir (``~/.local/share/rooflake`` on Linux)."""
+    env = os.environ.get("RL_STORE")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("rooflake", appauthor=False))
+
+
+def check_root(root: Path) -> None:
+    """Raise :class:`StoreError` for a root DuckDB's globs cannot read (a glob character in the path) or a root
+    that is a file."""
+    if any(c in str(root) for c in GLOB_CHARS):
+        raise StoreError(f"store path {root} contains a glob character (* ? [ ] {{ }}): choose another path")
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"store {root} is not a directory")
+
+
+def partition(root: Path, table: str, run_id: str) -> Path:
+    """The folder of ``table``'s partition of run ``run_id``: ``root/<table>/run_id=<id>``."""
+    return root / table / f"run_id={run_id}"
+
+
+def part_file(root: Path, table: str, run_id: str) -> Path:
+    """The one Parquet file of ``table``'s partition of run ``run_id``."""
+    return partition(root, table, run_id) / PART
+
+
+def table_glob(root: Path, table: str) -> str:
+    """The glob DuckDB, polars and Spark read ``table`` with: ``root/<table>/*/*.parquet``."""
+    return str(root / table / "*" / "*.parquet")
+
+
+def run_ids(root: Path, table: str = "runs") -> list[str]:
+    """Sorted ids of the runs that have a partition file of ``table`` (``runs``: the published runs)."""
+    d = root / table
+    if not d.is_dir():
+        return []
+    return sorted(
+        p.name.split("=", 1)[1] for p in d.iterdir() if p.name.startswith("run_id=") and (p / PART).exists()
+    )
+
+
+def has_files(root: Path, table: str) -> bool:
+    """Whether any partition of ``table`` holds its Parquet file."""
+    return any((root / table).glob(f"run_id=*/{PART}"))
+
+
+def _probe(base: Path) -> None:
+    probe = base / f".rooflake-probe.{os.getpid()}.{secrets.token_hex(4)}"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
+def check_writable(root: Path) -> None:
+    """Raise :class:`StoreError` unless ``root`` (or, before it exists, its nearest existing parent) can be
+    written. Creates nothing: a failed ingest into a store that does not exist yet leaves no directory."""
+    base = root
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise StoreError(f"store {root} is not writable ({base} is not a directory)")
+    try:
+        _probe(base)
+    except OSError as e:
+        raise StoreError(f"store {root} is not writable ({e.strerror or e})") from e
+
+
+def ensure_root(root: Path) -> Path:
+    """Create ``root`` and its staging folder; returns the staging folder. Raises :class:`StoreError` when they
+    cannot be created or written."""
+    staging = root / STAGING
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+        _probe(staging)
+    except OSError as e:
+        raise StoreError(f"store {root} is not writable ({e.strerror or e})") from e
+    return staging
