@@ -1,0 +1,176 @@
+"""The datasheet catalog: vendor peak rates of common NVIDIA GPUs, each number with its public source.
+
+Data (reviewed by hand, shipped in the package):
+- ``datasheet_gpus.csv``: one row per GPU model: ``gpu`` (catalog key), ``match`` (regular expression over the
+  normalised device name, see :func:`normalise`), ``compute_capability``, ``architecture``, ``source_url``, ``note``.
+- ``datasheets.csv``: one row per number: ``gpu``, ``quantity`` (a rooflake ceiling name — ``FP64``, ``FP32``,
+  ``TENSOR_<SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``, ``BASE_CLOCK``,
+  ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4 sparsity), ``value`` and ``unit`` (as
+  published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis`` (``dense`` as printed; ``sparse/2`` where
+  the datasheet prints only the sparse rate and its footnote says dense is half; ``derived`` for a number computed
+  from published ones, the formula in ``note``; ``third-party`` where no NVIDIA document was checked), ``source_url``, ``checked_in`` (the
+  page the number was checked against during review), ``note``.
+
+Tensor-Core roofs are the dense rates. Compute peaks hold at the boost clock (``BOOST_CLOCK``): a report's peak
+at its own (ncu-locked base) clock relates to them by the ratio of the clocks. Cells that could not be sourced
+are absent, never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import pyarrow as pa
+
+GPUS_FILE = "datasheet_gpus.csv"
+NUMBERS_FILE = "datasheets.csv"
+# published unit -> (base unit, factor)
+UNITS: dict[str, tuple[str, Decimal]] = {
+    "TFLOP/s": ("FLOP/s", Decimal(10) ** 12),
+    "PFLOP/s": ("FLOP/s", Decimal(10) ** 15),
+    "TOP/s": ("op/s", Decimal(10) ** 12),
+    "POP/s": ("op/s", Decimal(10) ** 15),
+    "GB/s": ("byte/s", Decimal(10) ** 9),
+    "MHz": ("Hz", Decimal(10) ** 6),
+    "byte": ("byte", Decimal(1)),
+    "count": ("count", Decimal(1)),
+}
+PROPERTIES = ("SM_COUNT", "L2_BYTES", "BOOST_CLOCK", "BASE_CLOCK", "MEMORY_CLOCK")
+_DROP_WORDS = {"nvidia", "tesla", "geforce"}
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    text = resources.files(__package__ or "rooflake.schema").joinpath(name).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines()))
+
+
+@lru_cache(maxsize=1)
+def gpus() -> tuple[dict[str, str], ...]:
+    """The catalog's GPU models (rows of ``datasheet_gpus.csv``), in file order."""
+    return tuple(_rows(GPUS_FILE))
+
+
+@lru_cache(maxsize=1)
+def numbers() -> pa.Table:
+    """Every catalog number in base units.
+
+    Columns: gpu, quantity, value (float64, base units), unit (FLOP/s, op/s, byte/s, Hz, byte, count), published
+    (text as printed), published_unit, basis, source_url, checked_in, note. Raises ``ValueError`` for a unit the
+    catalog does not know (a broken data file, caught by the tests).
+    """
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "gpu",
+            "quantity",
+            "value",
+            "unit",
+            "published",
+            "published_unit",
+            "basis",
+            "source_url",
+            "checked_in",
+            "note",
+        )
+    }
+    for r in _rows(NUMBERS_FILE):
+        base, factor = UNITS[r["unit"]]
+        cols["gpu"].append(r["gpu"])
+        cols["quantity"].append(r["quantity"])
+        cols["value"].append(float(Decimal(r["value"]) * factor))
+        cols["unit"].append(base)
+        cols["published"].append(r["published"])
+        cols["published_unit"].append(r["unit"])
+        for k in ("basis", "source_url", "checked_in"):
+            cols[k].append(r[k])
+        cols["note"].append(r["note"] or None)
+    return pa.table(cols)
+
+
+def normalise(name: str) -> str:
+    """A device name as the catalog's ``match`` patterns see it: lower case, words split on anything that is not a
+    letter or digit, vendor and brand words dropped (``NVIDIA GeForce RTX 4060 Ti`` -> ``rtx 4060 ti``,
+    ``NVIDIA A100-PCIE-40GB`` -> ``a100 pcie 40gb``)."""
+    words = re.split(r"[^a-z0-9]+", name.lower())
+    return " ".join(w for w in words if w and w not in _DROP_WORDS)
+
+
+def match(name: str | None, compute_capability: str | None = None) -> str | None:
+    """The catalog GPU whose ``match`` pattern matches the whole normalised ``name`` (and whose compute capability
+    equals ``compute_capability`` when both are known), or None."""
+    if not name:
+        return None
+    norm = normalise(name)
+    for g in gpus():
+        if re.fullmatch(g["match"], norm) and (
+            compute_capability is None or g["compute_capability"] == compute_capability
+        ):
+            return g["gpu"]
+    return None
+
+
+def candidates(text: str) -> list[str]:
+    """Catalog GPUs whose key or match pattern contains ``text`` (case-insensitive words), for a user's ``--gpu``
+    that names no model exactly (``A100`` -> the four A100 variants)."""
+    norm = normalise(text)
+    exact = match(text)
+    if exact:
+        return [exact]
+    return [g["gpu"] for g in gpus() if norm and (norm in normalise(g["gpu"]) or norm in g["match"])]
+
+
+@lru_cache(maxsize=1)
+def ceilings() -> pa.Table:
+    """The catalog's ceilings, one row per GPU x ceiling (properties excluded).
+
+    Columns: gpu, compute_capability, ceiling (FP64, FP32, TENSOR_<SRC>, DRAM), kind (compute | bandwidth), value
+    (FLOP/s, op/s or byte/s; dense), unit, clock_hz (the boost clock compute peaks hold at; NULL for DRAM and where
+    the boost clock is not in the catalog), formula ("datasheet: <published> [<unit>], <basis>"), source
+    ('datasheet'), source_name (the published text), details (JSON: source_url, checked_in, basis, note).
+    """
+    nums = numbers().to_pylist()
+    cc = {g["gpu"]: g["compute_capability"] for g in gpus()}
+    boost = {r["gpu"]: r["value"] for r in nums if r["quantity"] == "BOOST_CLOCK"}
+    out: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "gpu",
+            "compute_capability",
+            "ceiling",
+            "kind",
+            "value",
+            "unit",
+            "clock_hz",
+            "formula",
+            "source",
+            "source_name",
+            "details",
+        )
+    }
+    for r in nums:
+        if r["quantity"] in PROPERTIES:
+            continue
+        kind = "bandwidth" if r["unit"] == "byte/s" else "compute"
+        details = {k: r[k] for k in ("source_url", "checked_in", "basis", "note") if r[k]}
+        row = {
+            "gpu": r["gpu"],
+            "compute_capability": cc.get(r["gpu"]),
+            "ceiling": r["quantity"],
+            "kind": kind,
+            "value": r["value"],
+            "unit": r["unit"],
+            "clock_hz": boost.get(r["gpu"]) if kind == "compute" else None,
+            "formula": f"datasheet: {r['published']} [{r['published_unit']}], {r['basis']}",
+            "source": "datasheet",
+            "source_name": r["published"],
+            "details": json.dumps(details, sort_keys=True),
+        }
+        for k, v in row.items():
+            out[k].append(v)
+    return pa.table(out)
