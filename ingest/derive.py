@@ -79,49 +79,105 @@ def _flops(v: Mapping[str, float], qty: str, fp16: str, t_s: float | None) -> tu
     return total, " + ".join(terms)
 
 
-def _tensor_src_names(v: Mapping[str, float]) -> list[str]:
-    """Aggregate ``sm__ops_path_tensor_src_<k>`` bases present in the report, dropping finer variants of one."""
-    pat = re.compile(re.escape(cat.TENSOR_SRC_PREFIX) + r"([a-z0-9_]+)\.sum(?:\.per_cycle_elapsed)?$")
-    kinds = sorted({m.group(1) for n in v if (m := pat.match(n)) and "_op_" not in n})
-    return [k for k in kinds if not any(k != o and k.startswith(o + "_") for o in kinds)]
+_SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
+
+
+def _tensor_paths(
+    v: Mapping[str, float], t_s: float | None
+) -> tuple[dict[cat.TensorPath, tuple[float, str]], str]:
+    """Op count and formula of every ``sm__ops_path_tensor_*`` path the report counts (``.sum``, else the rate x
+    clock x duration), and why a path with only a rate could not be counted ('' if none)."""
+    bases = {n.split(".", 1)[0] for n in v if n.startswith(cat.TENSOR_PATH_PREFIX)}
+    out: dict[cat.TensorPath, tuple[float, str]] = {}
+    why = ""
+    for base in sorted(bases):
+        path = cat.TensorPath.parse(base)
+        if path is None:
+            continue
+        rate = f"{base}.sum.per_cycle_elapsed"
+        if f"{base}.sum" in v:
+            out[path] = (v[f"{base}.sum"], f"{base}.sum")
+        elif rate in v and _SM_CLOCK in v and t_s is not None:
+            out[path] = (v[rate] * v[_SM_CLOCK] * t_s, f"{rate} * {_SM_CLOCK} * duration")
+        elif rate in v:
+            why = f"NULL: {rate} without {_SM_CLOCK} or duration"
+    return out, why
+
+
+def _tensor_roof(ops: dict[cat.TensorPath, float]) -> cat.TensorPath | None:
+    """THE tensor-roof rule (DESIGN.md section 5): the path that carries the kernel's tensor ops, the one with the
+    most when several do, among the finest paths the report counts (those covering no other: Hopper's hgmma/hmma
+    splits, not their aggregate, whose peak is the sparse one), else among the aggregates; ties go to the dense
+    path. Its roof is the peak ncu's SpeedOfLight_HierarchicalTensorRooflineChart pairs with it: the dense peak
+    for dense (sparsity_off, or unsplit) ops. None when no path counts an op (ncu draws no tensor roof then)."""
+    leaves = [p for p in ops if not any(p.covers(o) for o in ops)]
+    roots = [p for p in ops if not any(o.covers(p) for o in ops)]
+    for group in (leaves, roots):
+        live = [p for p in group if ops[p] > 0]  # NaN (failed replay) is not > 0
+        if live:
+            return max(live, key=lambda p: (ops[p], p.sparsity != "on", p.base))
+    return None
+
+
+def _tensor_ceiling(v: Mapping[str, float], name: str, peak: str, factor: int = 1) -> Ceiling | None:
+    if peak not in v or _SM_CLOCK not in v:
+        return None
+    f = f"{factor} * " if factor != 1 else ""
+    return Ceiling(name, "compute", v[peak] * factor * v[_SM_CLOCK], v[_SM_CLOCK], f"{f}{peak} * {_SM_CLOCK}")
 
 
 def _tensor(
     v: Mapping[str, float], t_s: float | None, cc: float | None
-) -> tuple[float | None, str, list[str]]:
-    kinds = _tensor_src_names(v)
-    if kinds:
-        total, terms = 0.0, []
-        for k in kinds:
-            base = f"{cat.TENSOR_SRC_PREFIX}{k}"
-            if f"{base}.sum" in v:
-                total += v[f"{base}.sum"]
-                terms.append(f"{base}.sum")
-                continue
-            rate, clock = f"{base}.sum.per_cycle_elapsed", "sm__cycles_elapsed.avg.per_second"
-            if clock in v and t_s is not None:
-                total += v[rate] * v[clock] * t_s
-                terms.append(f"{rate} * {clock} * duration")
-            else:
-                return None, f"NULL: {rate} without {clock} or duration", kinds
-        return total, " + ".join(terms), kinds
+) -> tuple[float | None, str, list[Ceiling], str]:
+    """Tensor ops, their formula, the Tensor-Core ceilings and the kernel's tensor roof (a ceiling name, or
+    'NULL: <reason>'). Ops: the sum over the coarsest paths the report counts (an aggregate and the op_* paths
+    that split it are never added together); ceilings: each finest path's peak, named by its source type."""
+    paths, why = _tensor_paths(v, t_s)
+    if not paths:
+        return _tensor_pipe(v, t_s, cc, why)
+    roots = [p for p in paths if not any(o.covers(p) for o in paths)]
+    total = sum(paths[p][0] for p in roots)
+    how = " + ".join(paths[p][1] for p in sorted(roots, key=lambda p: p.base))
+    leaves = [p for p in paths if not any(p.covers(o) for o in paths)]
+    roof = _tensor_roof({p: c for p, (c, _) in paths.items()})
+    ceilings = [
+        c
+        for p in sorted({*leaves, *([roof] if roof else [])}, key=lambda p: p.base)
+        if (c := _tensor_ceiling(v, p.roof, f"{p.base}.sum.peak_sustained")) is not None
+    ]
+    if roof is None:
+        return total, how, ceilings, "NULL: no Tensor-Core op counted"
+    if roof.roof not in {c.ceiling for c in ceilings}:
+        return total, how, ceilings, f"NULL: {roof.base}.sum.peak_sustained or {_SM_CLOCK} not in the report"
+    return total, how, ceilings, roof.roof
+
+
+def _tensor_pipe(
+    v: Mapping[str, float], t_s: float | None, cc: float | None, why: str
+) -> tuple[float | None, str, list[Ceiling], str]:
+    """Volta: 512 ops per tensor-pipe instruction (ncu's pre-2023.2 Tensor roofline section)."""
     count, how = _inst_count(v, cat.TENSOR_PIPE_BASE, t_s)
     if count is None:
-        return (
-            None,
-            f"NULL: missing {cat.TENSOR_SRC_PREFIX}*.sum and {how} (or their per_cycle_elapsed rates)",
-            [],
+        reason = why or (
+            f"NULL: missing the Tensor-Core op counts {cat.TENSOR_PATH_PREFIX}*.sum and {how} (or their "
+            f".per_cycle_elapsed rates); {cat.TENSOR_HINT}"
         )
-    if cc is None or not 7.0 <= cc < 7.5:
-        # 512 ops per tensor-pipe instruction holds on Volta only (DESIGN.md section 5); later GPUs do 2-8x more
-        # per HMMA, so a count from it would be silently low
-        return (
-            None,
+        return None, reason, [], reason
+    lo, hi = cat.TENSOR_PIPE_CC
+    if cc is None or not lo <= cc < hi:
+        # later GPUs do 2-8x more per HMMA, so a count from it would be silently low
+        reason = (
             f"NULL: only {how} counted, and {cat.TENSOR_PIPE_FACTOR} ops per tensor instruction holds on Volta "
-            f"(CC 7.0) only, not on CC {cc}; profile with ncu >= 2023.2 for {cat.TENSOR_SRC_PREFIX}* op counts",
-            [],
+            f"(CC 7.0) only, not on CC {cc}; {cat.TENSOR_HINT}"
         )
-    return count * cat.TENSOR_PIPE_FACTOR, f"{cat.TENSOR_PIPE_FACTOR}*{how}", []
+        return None, reason, [], reason
+    peak = f"sm__{cat.TENSOR_PIPE_BASE}.sum.peak_sustained"
+    ceiling = _tensor_ceiling(v, cat.TENSOR_PIPE_ROOF, peak, cat.TENSOR_PIPE_FACTOR)
+    count *= cat.TENSOR_PIPE_FACTOR
+    how = f"{cat.TENSOR_PIPE_FACTOR}*{how}"
+    if ceiling is None:
+        return count, how, [], f"NULL: {peak} or {_SM_CLOCK} not in the report"
+    return count, how, [ceiling], cat.TENSOR_PIPE_ROOF if count > 0 else "NULL: no Tensor-Core op counted"
 
 
 def _bytes(
@@ -164,91 +220,32 @@ def _byte_ceiling(v: Mapping[str, float], level: str, fam: cat.ByteFamily) -> Ce
     return None
 
 
-def derive(
-    values: Mapping[str, float], cc: float | None, fp16: str = "ncu", section: frozenset[str] = frozenset()
-) -> Derived:
-    """Derive duration, FLOPs per precision, bytes per level and the ceilings of one kernel.
-
-    ``values``: numeric metric values by ncu metric name (base units as the report holds them: ns, byte,
-    inst, inst/cycle, byte/s, Hz). ``cc``: compute capability as ``major + minor/10`` or None.
-    Returns :class:`Derived`. FLOPs: add + mul + 2 fma (FP16 per ``fp16``: 'ncu' 2/2/4 or 'nersc' 1/1/2);
-    Tensor: sum of ``sm__ops_path_tensor_src_*`` ops, else 512 x tensor-pipe instructions (ncu <= 2023.1
-    sections). Bytes and ceilings: :data:`catalog.BYTE_FAMILIES`. Raises nothing on missing metrics.
-    """
-    dur, dur_how = _duration(values)
-    t_s = None if dur is None else dur * 1e-9  # NaN (failed replay) propagates into rate-based counts
-    q: dict[str, float | None] = {}
-    prov: dict[str, str] = {"duration_ns": dur_how}
-    ceilings: list[Ceiling] = []
-    for qty in ("flops_fp64", "flops_fp32", "flops_fp16"):
-        q[qty], prov[qty] = _flops(values, qty, fp16, t_s)
-        name, fma = cat.FLOP_CEILINGS[qty]
+def _flop_ceilings(v: Mapping[str, float], fp16: str) -> list[Ceiling]:
+    """FP64/FP32/FP16 roofs: the FMA instruction's peak x its FLOP factor x the SM clock."""
+    out = []
+    for qty, (name, fma) in cat.FLOP_CEILINGS.items():
         factor = cat.FLOP_OPS[qty][fp16 if qty == "flops_fp16" else "ncu"][fma]
         peak = f"sm__{cat.INST_BASE.format(op=fma)}.sum.peak_sustained"
-        clock = "sm__cycles_elapsed.avg.per_second"
-        if peak in values and clock in values:
-            ceilings.append(
-                Ceiling(
-                    name,
-                    "compute",
-                    values[peak] * factor * values[clock],
-                    values[clock],
-                    f"{factor} * {peak} * {clock}",
-                )
-            )
-    q["flops_tensor"], prov["flops_tensor"], kinds = _tensor(values, t_s, cc)
-    clock = "sm__cycles_elapsed.avg.per_second"
-    for k in kinds:
-        # the src_<k> peak counts 2:4 sparsity (H100 fp16: 8192 ops/clk/SM); the dense roof is the fastest
-        # op_*_src_<k>*_sparsity_off path (hgmma: 4096), where the report has them
-        dense_re = re.compile(
-            rf"^sm__ops_path_tensor_op_[a-z0-9]+_src_{re.escape(k)}(?:_dst_[a-z0-9]+)?_sparsity_off\.sum\.peak_sustained$"
-        )
-        dense = sorted((values[n], n) for n in values if dense_re.match(n))
-        peak = dense[-1][1] if dense else f"{cat.TENSOR_SRC_PREFIX}{k}.sum.peak_sustained"
-        if peak in values and clock in values:
-            ceilings.append(
-                Ceiling(
-                    f"TENSOR_{k.upper()}",
-                    "compute",
-                    values[peak] * values[clock],
-                    values[clock],
-                    f"{peak} * {clock}",
-                )
-            )
-    if not kinds and q["flops_tensor"] is not None:  # the x512 roof only where the x512 count holds (Volta)
-        peak = f"sm__{cat.TENSOR_PIPE_BASE}.sum.peak_sustained"
-        if peak in values and clock in values:
-            ceilings.append(
-                Ceiling(
-                    "TENSOR",
-                    "compute",
-                    values[peak] * cat.TENSOR_PIPE_FACTOR * values[clock],
-                    values[clock],
-                    f"{cat.TENSOR_PIPE_FACTOR} * {peak} * {clock}",
-                )
-            )
-    for qty, level in cat.LEVEL_CEILINGS.items():
-        q[qty], prov[qty], fam = _bytes(values, qty, cc, t_s, section)
-        fams = [fam] if fam is not None else [f for f in cat.BYTE_FAMILIES[qty] if f.applies(cc)]
-        for f in fams:
-            c = _byte_ceiling(values, level, f)
-            if c is not None:
-                ceilings.append(c)
-                break
+        if peak in v and _SM_CLOCK in v:
+            formula = f"{factor} * {peak} * {_SM_CLOCK}"
+            out.append(Ceiling(name, "compute", v[peak] * factor * v[_SM_CLOCK], v[_SM_CLOCK], formula))
+    return out
 
+
+def _flags(v: Mapping[str, float], dur: float | None, dur_how: str, d: Derived) -> list[str]:
+    q = d.quantities
     flags: list[str] = []
     if dur is not None and math.isnan(dur):
         flags.append("nan_duration")
     if dur is None:
         flags.append("no_duration")
-    if dur_how.startswith(cat.NERSC_TIME[0]) and any("sass_thread_inst_executed" in n for n in values):
+    if dur_how.startswith(cat.NERSC_TIME[0]) and any("sass_thread_inst_executed" in n for n in v):
         # the time comes from sm__cycles_elapsed of a pass that also ran SASS instruction counters (the FLOP half
         # of a NERSC split run): instrumented, far longer than the kernel (GENE: 140 ms vs 0.92 ms)
         flags.append("duration_from_instrumented_cycles")
-    if any(isinstance(x, float) and math.isnan(x) for x in values.values()):
+    if any(isinstance(x, float) and math.isnan(x) for x in v.values()):
         flags.append("nan_metrics")
-    if any(c.value == 0 or math.isnan(c.value) for c in ceilings):
+    if any(c.value == 0 or math.isnan(c.value) for c in d.ceilings):
         flags.append("zero_peak")
     if all(q[k] is None for k in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")):
         flags.append("no_flop_counters")
@@ -259,4 +256,41 @@ def derive(
     b1, b2, bd = q["bytes_l1"], q["bytes_l2"], q["bytes_dram"]
     if (b1 is not None and b2 is not None and b1 < b2) or (b2 is not None and bd is not None and b2 < bd):
         flags.append("ai_order_violated")
-    return Derived(dur, q, prov, ceilings, flags)
+    return flags
+
+
+def derive(
+    values: Mapping[str, float], cc: float | None, fp16: str = "ncu", section: frozenset[str] = frozenset()
+) -> Derived:
+    """Derive duration, FLOPs per precision, bytes per level and the ceilings of one kernel.
+
+    ``values``: numeric metric values by ncu metric name (base units as the report holds them: ns, byte,
+    inst, inst/cycle, byte/s, Hz). ``cc``: compute capability as ``major + minor/10`` or None.
+    Returns :class:`Derived`. FLOPs: add + mul + 2 fma (FP16 per ``fp16``: 'ncu' 2/2/4 or 'nersc' 1/1/2);
+    Tensor: the ops of the coarsest ``sm__ops_path_tensor_*`` paths, else 512 x tensor-pipe instructions on Volta
+    (:data:`catalog.TENSOR_PATH_RE`); ``provenance['tensor_roof']`` names the kernel's tensor roof among the
+    ceilings (:func:`_tensor_roof`), or says why there is none. Bytes and ceilings:
+    :data:`catalog.BYTE_FAMILIES`. Raises nothing on missing metrics.
+    """
+    dur, dur_how = _duration(values)
+    t_s = None if dur is None else dur * 1e-9  # NaN (failed replay) propagates into rate-based counts
+    q: dict[str, float | None] = {}
+    prov: dict[str, str] = {"duration_ns": dur_how}
+    for qty in ("flops_fp64", "flops_fp32", "flops_fp16"):
+        q[qty], prov[qty] = _flops(values, qty, fp16, t_s)
+    ceilings = _flop_ceilings(values, fp16)
+    q["flops_tensor"], prov["flops_tensor"], tensor_ceilings, prov[cat.TENSOR_ROOF_KEY] = _tensor(
+        values, t_s, cc
+    )
+    ceilings += tensor_ceilings
+    for qty, level in cat.LEVEL_CEILINGS.items():
+        q[qty], prov[qty], fam = _bytes(values, qty, cc, t_s, section)
+        fams = [fam] if fam is not None else [f for f in cat.BYTE_FAMILIES[qty] if f.applies(cc)]
+        for f in fams:
+            c = _byte_ceiling(values, level, f)
+            if c is not None:
+                ceilings.append(c)
+                break
+    d = Derived(dur, q, prov, ceilings)
+    d.flags = _flags(values, dur, dur_how, d)
+    return d

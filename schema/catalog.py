@@ -21,6 +21,7 @@ or ``.sum.per_second x duration`` (bytes), so that count / duration equals the r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # FLOP factors per instruction: FMA = 2 FLOPs. FP16 'ncu' counts half2 lanes (x2 add/mul, x4 fma), 'nersc' does not.
@@ -107,11 +108,77 @@ BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
 }
 LEVEL_CEILINGS = {"bytes_dram": "DRAM", "bytes_l2": "L2", "bytes_l1": "L1"}
 
-TENSOR_SRC_PREFIX = "sm__ops_path_tensor_src_"
+# --- Tensor Cores (DESIGN.md section 5, "Tensor roofs") ----------------------------------------------------------
+# ncu's SpeedOfLight_HierarchicalTensorRooflineChart pairs every op-count metric X with its own peak:
+# achieved = X.sum.per_cycle_elapsed x sm__cycles_elapsed.avg.per_second, peak = X.sum.peak_sustained x the same
+# clock. The names of X, per architecture (the section's blocks, ncu 2025.x; tests/data/ncu_tensor_section_2025.txt):
+#   CC 7.5 (Turing)        sm__ops_path_tensor_src_{fp16_bf16_tf32_dst_fp32, fp16_dst_fp16, int1, int4, int8}
+#   CC 8.0-8.9 (Ampere/Ada) src_<type>[_dst_<type>]_sparsity_{off,on}, src_fp64, src_int1 (fp8 on 8.9)
+#   CC 9.0 (Hopper)        aggregates src_{fp16, bf16_dst_fp32, tf32_dst_fp32, int8, int1} whose peak is the 2:4
+#                          sparse one, split by op_{hgmma,hmma,igmma,imma,bgmma,bmma}_src_*[_sparsity_*]; src_fp64,
+#                          src_fp8_sparsity_{off,on} unsplit
+#   CC 10.x-12.x (Blackwell) op_{hmma,imma,utchmma,utcimma,utcomma,utcqmma}_src_* (src_fp4_fp6_fp8_*, ...) and
+#                          the aggregates src_* they split
+#   CC 7.0 (Volta; and every architecture in sections before 2023.2) sm__inst_executed_pipe_tensor x 512, whose
+#                          factor holds on Volta only
+# One name = one path (optional op, source types, optional destination type, optional sparsity). A path covers
+# another when the other's ops are a part of its own (same source types; its op, destination and sparsity either
+# unset or equal): an aggregate src_* covers the op_* paths that split it, src_<t> covers src_<t>_sparsity_on.
+TENSOR_PATH_RE = (
+    r"^sm__ops_path_tensor_(?:op_(?P<op>[a-z0-9]+)_)?src_(?P<src>[a-z0-9]+(?:_(?!dst_|sparsity_)[a-z0-9]+)*)"
+    r"(?:_dst_(?P<dst>[a-z0-9]+))?(?:_sparsity_(?P<sparsity>on|off))?$"
+)
+TENSOR_PATH_PREFIX = "sm__ops_path_tensor_"
 TENSOR_PIPE_BASE = "inst_executed_pipe_tensor"
 TENSOR_PIPE_FACTOR = (
     512  # ops per tensor-pipe instruction in ncu's pre-2023.2 Tensor roofline section (Volta)
 )
+TENSOR_PIPE_ROOF = "TENSOR FP16"  # Volta's Tensor Cores take FP16 sources only
+TENSOR_PIPE_CC = (7.0, 7.5)  # [min, max) compute capability where the x512 factor holds
+# provenance key (kernels.provenance) naming the kernel's tensor roof in `ceilings`, or 'NULL: <reason>'
+TENSOR_ROOF_KEY = "tensor_roof"
+TENSOR_HINT = (
+    "profile with ncu >= 2023.2 and `--section SpeedOfLight_HierarchicalTensorRooflineChart` (in `--set roofline` "
+    "and `--set full`) for the sm__ops_path_tensor_* op counts and their peaks"
+)
+
+
+@dataclass(frozen=True)
+class TensorPath:
+    """One Tensor-Core op-count metric of ncu: ``base`` (no rollup), its optional ``op`` (hgmma, hmma, utcqmma, ...),
+    source types ``src`` (``fp16``, ``fp4_fp6_fp8``), optional destination ``dst`` and ``sparsity`` (on|off)."""
+
+    base: str
+    op: str | None
+    src: str
+    dst: str | None
+    sparsity: str | None
+
+    @classmethod
+    def parse(cls, base: str) -> TensorPath | None:
+        """The path of a metric base name (``sm__ops_path_tensor_...``), None for any other name."""
+        m = re.match(TENSOR_PATH_RE, base)
+        return None if m is None else cls(base, m["op"], m["src"], m["dst"], m["sparsity"])
+
+    def covers(self, other: TensorPath) -> bool:
+        """``other``'s ops are a strict part of this path's (an aggregate and a path that splits it)."""
+        return (
+            self != other
+            and self.src == other.src
+            and self.op in (None, other.op)
+            and self.dst in (None, other.dst)
+            and self.sparsity in (None, other.sparsity)
+        )
+
+    @property
+    def roof(self) -> str:
+        """The roof's name, saying the source type: ``TENSOR FP16→FP32``, ``TENSOR FP16 HGMMA``,
+        ``TENSOR FP16→FP32 SPARSE`` (the 2:4-sparse peak), ``TENSOR FP4/FP6/FP8→FP16 UTCQMMA``."""
+        name = "TENSOR " + "/".join(self.src.upper().split("_"))
+        name += f"→{self.dst.upper()}" if self.dst else ""
+        name += f" {self.op.upper()}" if self.op else ""
+        return name + (" SPARSE" if self.sparsity == "on" else "")
+
 
 DURATION_METRIC = "gpu__time_duration.sum"
 NERSC_TIME = ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second")

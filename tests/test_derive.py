@@ -85,10 +85,14 @@ def test_h100_ncu_2025_hierarchical_and_ops_path_tensor(fixture_store: Path) -> 
     assert close(c["FP32"], m["derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"] * sm_clk)
     assert close(c["FP64"], m["derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"] * sm_clk)
     assert close(c["FP16"], m["derived__sm__sass_thread_inst_executed_op_hfma_pred_on_x4"] * sm_clk)
-    # the dense roof (hgmma, sparsity off), half the src_fp16 peak that counts 2:4 sparsity
+    # each finest path's own peak, as ncu's Tensor section pairs them: the dense hgmma roof is half the src_fp16
+    # aggregate's peak (which counts 2:4 sparsity), so the aggregate is no roof of its own
     dense = m["sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained"]
-    assert close(c["TENSOR_FP16"], dense * sm_clk)
+    assert close(c["TENSOR FP16 HGMMA"], dense * sm_clk)
     assert dense * 2 == m["sm__ops_path_tensor_src_fp16.sum.peak_sustained"]
+    assert close(c["TENSOR FP16 HGMMA SPARSE"], 2 * dense * sm_clk) and "TENSOR FP16" not in c
+    # a silu kernel runs no Tensor-Core op: no tensor roof, and the reason
+    assert k["flops_tensor"] == 0 and k["provenance"]["tensor_roof"] == "NULL: no Tensor-Core op counted"
 
 
 def test_a10g_ncu_2023_1_roofline_set_x512_tensor(fixture_store: Path) -> None:
@@ -109,7 +113,8 @@ def test_a10g_ncu_2023_1_roofline_set_x512_tensor(fixture_store: Path) -> None:
     # this Ampere GPU the count is NULL with the reason, and there is no TENSOR roof
     assert "derived__smsp__inst_executed_pipe_tensor_x512" in m
     assert k["flops_tensor"] is None and "Volta" in k["provenance"]["flops_tensor"]
-    assert "TENSOR" not in c
+    assert not [n for n in c if n.startswith("TENSOR")]
+    assert k["provenance"]["tensor_roof"] == k["provenance"]["flops_tensor"]
     assert close(k["bytes_l1"], m["derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second"] * t)
     assert close(k["bytes_l2"], m["l1tex__m_xbar2l1tex_read_bytes.sum.per_second"] * t)
     assert close(k["bytes_dram"], m["dram__bytes.sum.per_second"] * t)
@@ -234,10 +239,11 @@ def test_x512_tensor_count_only_on_volta() -> None:
     }
     volta = derive(v, 7.0)
     assert volta.quantities["flops_tensor"] == 5120.0
-    assert [c.value for c in volta.ceilings if c.ceiling == "TENSOR"] == [80 * 512 * 1e9]
+    assert [c.value for c in volta.ceilings if c.ceiling == "TENSOR FP16"] == [80 * 512 * 1e9]
+    assert volta.provenance["tensor_roof"] == "TENSOR FP16"
     ampere = derive(v, 8.6)
     assert ampere.quantities["flops_tensor"] is None and "Volta" in ampere.provenance["flops_tensor"]
-    assert not [c for c in ampere.ceilings if c.ceiling == "TENSOR"]
+    assert not [c for c in ampere.ceilings if c.ceiling.startswith("TENSOR")]
 
 
 def test_cycle_derived_duration_next_to_sass_counters_is_flagged() -> None:
