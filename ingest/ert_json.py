@@ -83,7 +83,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
         raise InputError(f"{path}: not an ERT roofline.json (no 'empirical' object at the top level)")
     top = _metadata(doc["empirical"].get("metadata"))
     meta = dict(top)
-    for part in (doc["empirical"].get(k) for k in ("gflops", "gbytes")):
+    for part in (v for k, v in doc["empirical"].items() if k in ("gflops", "gbytes")):  # file order
         for key, value in (_metadata(part.get("metadata")) if isinstance(part, dict) else {}).items():
             meta.setdefault(key, value)
     host = _host(meta.get("HOSTNAME") or meta.get("NERSC_HOST"))
