@@ -8,7 +8,7 @@ one place (:func:`rooflake.cli.common._guard`); bad arguments exit 2 (typer/clic
 
 from __future__ import annotations
 
-from rooflake.cli import store_cmds, view_cmds  # noqa: F401  (registers the commands on app)
+from rooflake.cli import profile_cmds, store_cmds, view_cmds  # noqa: F401  (registers the commands on app)
 from rooflake.cli.common import app
 
 __all__ = ["app", "main"]

@@ -1,0 +1,102 @@
+"""``rl profile``: run a command under Nsight Compute or Nsight Systems with the options a roofline needs, then
+ingest the report with the labels and the facts of the machine."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rooflake.cli.common import StoreOpt, _guard, _parse_labels, app
+
+
+class SectionSet(str, Enum):
+    roofline = "roofline"
+    full = "full"
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    no_args_is_help=True,
+)
+@_guard
+def profile(
+    command: Annotated[
+        list[str], typer.Argument(help="The command to profile, after `--`: -- python train.py ...")
+    ],
+    ncu: Annotated[
+        bool, typer.Option("--ncu", help="Nsight Compute: counters per kernel (the default).")
+    ] = False,
+    nsys: Annotated[
+        bool, typer.Option("--nsys", help="Nsight Systems: a timeline with every NVTX range.")
+    ] = False,
+    section_set: Annotated[
+        SectionSet, typer.Option("--set", help="ncu section set: roofline (the roofline sections) or full.")
+    ] = SectionSet.roofline,
+    nvtx_include: Annotated[
+        list[str] | None,
+        typer.Option("--nvtx-include", help="ncu: profile only kernels inside these NVTX ranges."),
+    ] = None,
+    kernel: Annotated[
+        str | None, typer.Option("--kernel", help="ncu: regex on the kernel function name.")
+    ] = None,
+    launch_skip: Annotated[
+        int | None, typer.Option("--launch-skip", min=0, help="ncu: skip N launches.")
+    ] = None,
+    launch_count: Annotated[
+        int | None, typer.Option("--launch-count", min=1, help="ncu: profile N launches.")
+    ] = None,
+    trace: Annotated[
+        str, typer.Option("--trace", help="nsys: what to trace (comma-separated).")
+    ] = "cuda,nvtx,osrt",
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable)."),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Report name (the profiler adds its suffix).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the command lines; run nothing.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Profile a command (ncu --set roofline --nvtx ... | nsys profile --trace=cuda,nvtx,osrt ...), ingest the
+    report with the labels and env.* facts (host, GPU, driver, CUDA, torch), and print the run id."""
+    if ncu and nsys:
+        raise typer.BadParameter("--ncu or --nsys, not both", param_hint="--ncu/--nsys")
+    if nsys and (kernel or nvtx_include or launch_skip is not None or launch_count is not None):
+        raise typer.BadParameter(
+            "filters ncu's kernels: use --ncu", param_hint="--kernel/--nvtx-include/--launch-*"
+        )
+    labels = _parse_labels(label or [])
+    options: dict[str, Any] = dict(
+        section_set=section_set.value, nvtx_include=nvtx_include or [], kernel=kernel
+    )
+    options |= dict(launch_skip=launch_skip, launch_count=launch_count, dry_run=dry_run)
+    options["trace"] = [t.strip() for t in trace.split(",") if t.strip()]
+    result = _profile_and_ingest(command, "nsys" if nsys else "ncu", output, labels, store, options)
+    for line in result["commands"]:
+        typer.echo(("" if dry_run else "ran  ") + line)
+    if not dry_run:
+        typer.echo(f"{result['status']}  {result['run_id']}  {result['report']}")
+
+
+def _profile_and_ingest(
+    command: list[str],
+    tool: str,
+    output: Path | None,
+    labels: dict[str, str],
+    store: Path | None,
+    options: dict,
+) -> dict[str, Any]:
+    """Run :func:`rooflake.instrument.profile.profile`, then ingest its report with the labels and env.* facts."""
+    from rooflake.instrument.profile import env_labels, profile
+    from rooflake.pipeline import ingest_file
+
+    result = profile(command, tool=tool, output=output, **options)
+    out: dict[str, Any] = {"commands": result.command_lines(), "report": result.report}
+    if result.report is None:
+        return out
+    res = ingest_file(result.report, store, {**env_labels(result.facts), **labels})
+    return {**out, "run_id": res.run_id, "status": res.status}

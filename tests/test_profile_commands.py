@@ -1,0 +1,201 @@
+"""`rl profile` / `rooflake.instrument.profile`: the ncu and nsys command lines per option, the missing-tool error,
+and a real `rl profile --nsys` of a small script with NVTX ranges (skipped without `nsys`). No fixture needed."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+from rooflake.instrument.profile import (
+    env_labels,
+    environment,
+    ncu_command,
+    nsys_command,
+    plan,
+    qdstrm_importer,
+)
+from rooflake.schema import ToolMissingError, UsageError
+
+NSYS = shutil.which("nsys")
+TARGET = ["python", "train.py", "--batch", "8"]
+
+
+def invoke(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+def test_ncu_default_is_the_roofline_set_with_nvtx_all_processes_and_base_clocks() -> None:
+    assert ncu_command(TARGET, output="out") == [
+        "ncu",
+        "--set",
+        "roofline",
+        "--nvtx",
+        "--target-processes",
+        "all",
+        "--clock-control",
+        "base",
+        "--force-overwrite",
+        "-o",
+        "out",
+        *TARGET,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"section_set": "full"}, ["--set", "full"]),
+        ({"nvtx_include": ["rooflake@forward/"]}, ["--nvtx-include", "rooflake@forward/"]),
+        (
+            {"nvtx_include": ["rooflake@forward/layer1/", "rooflake@backward/"]},
+            ["--nvtx-include", "rooflake@forward/layer1/", "--nvtx-include", "rooflake@backward/"],
+        ),
+        ({"kernel": "gemm|conv"}, ["--kernel-name", "regex:gemm|conv"]),
+        ({"launch_skip": 10}, ["--launch-skip", "10"]),
+        ({"launch_count": 5}, ["--launch-count", "5"]),
+        ({"launch_skip": 0, "launch_count": 1}, ["--launch-skip", "0", "--launch-count", "1"]),
+    ],
+)
+def test_ncu_options(options: dict, expected: list[str]) -> None:
+    cmd = ncu_command(TARGET, output="out", **options)
+    joined = " ".join(cmd)
+    assert " ".join(expected) in joined
+    assert cmd[-len(TARGET) :] == TARGET  # the target comes last, untouched
+    assert "--nvtx" in cmd and "--clock-control" in cmd
+
+
+@pytest.mark.parametrize("options", [{"section_set": "detailed"}, {"launch_count": 0}, {"launch_skip": -1}])
+def test_ncu_bad_options(options: dict) -> None:
+    with pytest.raises(UsageError):
+        ncu_command(TARGET, output="out", **options)
+
+
+def test_nsys_default_traces_cuda_nvtx_osrt_graph_nodes_and_exports_sqlite() -> None:
+    assert nsys_command(TARGET, output="out") == [
+        "nsys",
+        "profile",
+        "--trace=cuda,nvtx,osrt",
+        "--cuda-graph-trace=node",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--export=sqlite",
+        "--force-overwrite=true",
+        "-o",
+        "out",
+        *TARGET,
+    ]
+
+
+def test_nsys_cpu_only_trace_drops_the_graph_option() -> None:
+    cmd = nsys_command(TARGET, output="out", trace=["nvtx", "osrt"])
+    assert "--trace=nvtx,osrt" in cmd and not any(c.startswith("--cuda-graph") for c in cmd)
+
+
+def test_plan_refuses_ncu_filters_with_nsys_and_an_empty_command() -> None:
+    with pytest.raises(UsageError, match="use --ncu"):
+        plan(TARGET, tool="nsys", kernel="gemm", dry_run=True)
+    with pytest.raises(UsageError, match="no command"):
+        plan([], tool="ncu", dry_run=True)
+
+
+def test_dry_run_prints_the_command_line(tmp_path: Path) -> None:
+    r = invoke("profile", "--dry-run", "--ncu", "--kernel", "gemm", "-o", "rep", "--", *TARGET)
+    assert r.exit_code == 0, r.output
+    (line,) = r.stdout.splitlines()
+    assert line.endswith(
+        "--set roofline --nvtx --kernel-name regex:gemm --target-processes all "
+        "--clock-control base --force-overwrite -o rep python train.py --batch 8"
+    )
+    r = invoke("profile", "--dry-run", "--nsys", "-o", "rep", "--", *TARGET)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.split()[1:3] == ["profile", "--trace=cuda,nvtx,osrt"]
+
+
+def test_bad_arguments_exit_2() -> None:
+    assert invoke("profile", "--set", "bogus", "--", *TARGET).exit_code == 2
+    assert invoke("profile", "--nsys", "--ncu", "--", *TARGET).exit_code == 2
+    assert invoke("profile", "--nsys", "--kernel", "x", "--", *TARGET).exit_code == 2
+    assert invoke("profile", "--launch-count", "0", "--", *TARGET).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "tool", "name"), [("--ncu", "ncu", "Nsight Compute"), ("--nsys", "nsys", "Nsight Systems")]
+)
+def test_a_missing_profiler_is_one_error_naming_it(
+    flag: str, tool: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = invoke("profile", flag, "--store", str(tmp_path / "s"), "--", *TARGET, env={"PATH": str(tmp_path)})
+    assert r.exit_code == 1
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"Error: `{tool}` ({name}) is not on PATH: install NVIDIA {name}")
+    assert not (tmp_path / "s").exists()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissingError, match=f"`{tool}`"):
+        plan(TARGET, tool=tool)
+    assert plan(TARGET, tool=tool, dry_run=True).commands[0][0] == tool  # a dry run needs no profiler
+
+
+def test_environment_facts() -> None:
+    facts = environment()
+    assert set(facts) == {"host", "gpu", "driver", "cuda", "torch", "python"}
+    assert facts["python"] == ".".join(map(str, sys.version_info[:3]))
+    try:
+        import torch
+    except ImportError:
+        assert facts["torch"] == "not installed"
+    else:
+        assert facts["torch"] == torch.__version__
+        assert facts["cuda"] == (torch.version.cuda or "none")
+    labels = env_labels({**facts, "command": "python x.py"})
+    assert "env.command" not in labels and labels["env.host"] == facts["host"]
+
+
+SCRIPT = """
+import time
+import nvtx
+
+for step in range(2):
+    with nvtx.annotate("step", domain="demo"):
+        with nvtx.annotate("work", domain="demo"):
+            time.sleep(0.01)
+"""
+
+
+@pytest.mark.skipif(
+    NSYS is None, reason="NVIDIA Nsight Systems `nsys` is not on PATH (../shared/tools/install-nsight.sh)"
+)
+def test_rl_profile_nsys_runs_imports_exports_and_ingests(tmp_path: Path) -> None:
+    pytest.importorskip("nvtx")
+    import duckdb
+
+    assert qdstrm_importer(NSYS) is None or qdstrm_importer(NSYS).is_file()
+    script = tmp_path / "demo.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    store = tmp_path / "store"
+    args = ["profile", "--nsys", "--trace", "nvtx,osrt", "-l", "model=demo", "-o", str(tmp_path / "rec")]
+    r = invoke(*args, "--store", str(store), "--", sys.executable, str(script))
+    assert r.exit_code == 0, r.output
+    last = r.stdout.splitlines()[-1].split()
+    assert last[0] == "ingested" and last[2] == str(tmp_path / "rec.sqlite")
+    assert (tmp_path / "rec.nsys-rep").exists() and not (tmp_path / "rec.qdstrm").exists()
+    runs = str(store / "runs" / "*" / "*.parquet")
+    ((run_id, labels),) = duckdb.execute(
+        "SELECT run_id, labels FROM read_parquet($f)", {"f": runs}
+    ).fetchall()
+    assert run_id == last[1]
+    assert (
+        labels["model"] == "demo"
+        and labels["env.torch"]
+        and "NVIDIA Nsight Systems" in labels["env.profiler"]
+    )
+    ranges = str(store / "ranges" / "*" / "*.parquet")
+    names = duckdb.execute(
+        "SELECT name, depth FROM read_parquet($f) ORDER BY start_ns", {"f": ranges}
+    ).fetchall()
+    assert names == [("step", 0), ("work", 1)] * 2
