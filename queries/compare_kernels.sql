@@ -1,32 +1,77 @@
 -- compare_kernels: two runs side by side per kernel (name under its NVTX path): launches, GPU time, FLOP/s, AI per
--- level and bound of the dominant precision; kernels present in one run only are 'new'/'removed'.
+-- level and bound of the dominant precision; kernels present in one run only are 'new'/'removed', except that when
+-- each run has exactly one such kernel under an NVTX path and both count the same FLOPs of the same dominant
+-- precision (the same work), they are paired as 'renamed' (an optimised kernel often gets a new name:
+-- fa3_fwd_kernel -> fa3db_full_fwd_kernel, 34,359,738,368 tensor ops each).
 -- Parameters: $base_run, $new_run.
 -- Columns:
---   nvtx_path, name         the kernel's identity across runs (NULL path: outside every range)
---   status                  both | new | removed
---   base_launches, new_launches
---   base_time_ns, new_time_ns        ns, summed over launches
+--   nvtx_path               the kernel's NVTX path (NULL: outside every range); with name its identity across runs
+--   name                    demangled kernel name
+--   status                  both | renamed | new | removed
+--   base_launches           launches in the base run
+--   new_launches            launches in the new run
+--   base_time_ns            ns, kernel time summed over launches (NaN durations left out)
+--   new_time_ns             ns
 --   time_change             new / base - 1; NULL unless in both
---   base_flops_per_s, new_flops_per_s          FLOP/s over the launches with counters
---   base_ai_l1, new_ai_l1, base_ai_l2, new_ai_l2, base_ai_dram, new_ai_dram     FLOP/byte
---   base_bound, new_bound            bound of the dominant precision (most frequent over launches)
+--   base_flops_per_s        FLOP/s over the launches with counters
+--   new_flops_per_s         FLOP/s
+--   base_ai_l1              FLOP/byte
+--   new_ai_l1               FLOP/byte
+--   base_ai_l2              FLOP/byte
+--   new_ai_l2               FLOP/byte
+--   base_ai_dram            FLOP/byte
+--   new_ai_dram             FLOP/byte
+--   base_bound              bound of the dominant precision (most frequent over launches)
+--   new_bound               the same in the new run
+--   new_name                the kernel's name in the new run (differs from name when status is renamed)
+--   base_precision          dominant precision (fp64 | fp32 | fp16 | tensor; most frequent over launches)
+--   new_precision           the same in the new run
+--   base_flops              FLOP of the dominant precision, summed over launches with counters
+--   new_flops               FLOP
+--   base_fraction_of_roof   achieved / attainable FLOP/s of the dominant precision, time-weighted over launches with
+--                           a roof (kernel_roofline.fraction_of_roof; 0..1)
+--   new_fraction_of_roof    the same in the new run
 WITH k AS (
     SELECT
         k.run_id, k.nvtx_path, k.name, count(*) AS n,
         sum(CASE WHEN isnan(k.duration_ns) THEN NULL ELSE k.duration_ns END) AS t,
         sum(r.flops) AS f, sum(r.duration_ns) FILTER (WHERE r.flops IS NOT NULL AND NOT isnan(r.duration_ns)) AS ct,
-        sum(r.bytes_dram) AS q, sum(r.bytes_l1) AS q1, sum(r.bytes_l2) AS q2, mode(r.bound) AS bound
+        sum(r.bytes_dram) AS q, sum(r.bytes_l1) AS q1, sum(r.bytes_l2) AS q2, mode(r.bound) AS bound,
+        mode(r.precision) AS prec,
+        sum(r.fraction_of_roof * r.duration_ns) FILTER (WHERE NOT isnan(r.fraction_of_roof) AND NOT isnan(r.duration_ns))
+            / nullif(sum(r.duration_ns) FILTER (WHERE NOT isnan(r.fraction_of_roof) AND NOT isnan(r.duration_ns)), 0)
+            AS frac
     FROM kernels AS k
     LEFT JOIN kernel_roofline AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
     WHERE k.run_id IN ($base_run, $new_run)
     GROUP BY k.run_id, k.nvtx_path, k.name
 ),
 b AS (SELECT * FROM k WHERE run_id = $base_run),
-n AS (SELECT * FROM k WHERE run_id = $new_run)
+n0 AS (SELECT * FROM k WHERE run_id = $new_run),
+-- kernels of one run only, when they are the only one of their NVTX path in that run: paired across runs when
+-- they do the same work
+gone AS (
+    SELECT nvtx_path, name, f, prec FROM b
+    WHERE NOT EXISTS (SELECT 1 FROM n0 WHERE n0.name = b.name AND n0.nvtx_path IS NOT DISTINCT FROM b.nvtx_path)
+    QUALIFY count(*) OVER (PARTITION BY nvtx_path) = 1
+),
+came AS (
+    SELECT nvtx_path, name, f, prec FROM n0
+    WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.name = n0.name AND b.nvtx_path IS NOT DISTINCT FROM n0.nvtx_path)
+    QUALIFY count(*) OVER (PARTITION BY nvtx_path) = 1
+),
+n AS (
+    SELECT n0.*, coalesce(gone.name, n0.name) AS match_name
+    FROM n0
+    LEFT JOIN came ON came.name = n0.name AND came.nvtx_path IS NOT DISTINCT FROM n0.nvtx_path
+    LEFT JOIN gone ON came.name IS NOT NULL AND gone.nvtx_path IS NOT DISTINCT FROM n0.nvtx_path
+        AND gone.f = came.f AND gone.f > 0 AND gone.prec = came.prec
+)
 SELECT
     coalesce(b.nvtx_path, n.nvtx_path) AS nvtx_path,
     coalesce(b.name, n.name) AS name,
-    CASE WHEN b.name IS NULL THEN 'new' WHEN n.name IS NULL THEN 'removed' ELSE 'both' END AS status,
+    CASE WHEN b.name IS NULL THEN 'new' WHEN n.name IS NULL THEN 'removed' WHEN b.name <> n.name THEN 'renamed'
+        ELSE 'both' END AS status,
     b.n AS base_launches, n.n AS new_launches,
     b.t AS base_time_ns, n.t AS new_time_ns,
     n.t / nullif(b.t, 0) - 1 AS time_change,
@@ -34,6 +79,10 @@ SELECT
     b.f / nullif(b.q1, 0) AS base_ai_l1, n.f / nullif(n.q1, 0) AS new_ai_l1,
     b.f / nullif(b.q2, 0) AS base_ai_l2, n.f / nullif(n.q2, 0) AS new_ai_l2,
     b.f / nullif(b.q, 0) AS base_ai_dram, n.f / nullif(n.q, 0) AS new_ai_dram,
-    b.bound AS base_bound, n.bound AS new_bound
-FROM b FULL OUTER JOIN n ON b.name = n.name AND b.nvtx_path IS NOT DISTINCT FROM n.nvtx_path
+    b.bound AS base_bound, n.bound AS new_bound,
+    n.name AS new_name,
+    b.prec AS base_precision, n.prec AS new_precision,
+    b.f AS base_flops, n.f AS new_flops,
+    b.frac AS base_fraction_of_roof, n.frac AS new_fraction_of_roof
+FROM b FULL OUTER JOIN n ON b.name = n.match_name AND b.nvtx_path IS NOT DISTINCT FROM n.nvtx_path
 ORDER BY greatest(coalesce(b.t, 0), coalesce(n.t, 0)) DESC, name

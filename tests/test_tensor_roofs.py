@@ -303,3 +303,46 @@ def test_report_without_tensor_metrics_says_what_is_missing(fixture_store: Path,
     assert not con.execute(
         "SELECT count(*) FROM kernel_roofline WHERE run_id = ? AND zero_flops", [run]
     ).fetchone()[0]
+
+
+def _compare_kernels(store: Path, base: str, new: str) -> list[dict]:
+    """compare_kernels rows through the library's compare function (rooflake.views.compare, or its older home)."""
+    from rooflake.store import Store
+
+    try:
+        from rooflake.views.compare import compare
+    except ImportError:  # before the views layer
+        from rooflake.queries import compare as old
+
+        return old(Store(store), base, new)["kernels"].to_pylist()
+    return compare(Store(store), base, new).kernels.to_pylist()
+
+
+def test_before_after_pair_compares_as_it_should(fixture_store: Path) -> None:
+    """The optimised kernel has a new name; it is paired with the old one: same tensor ops, 1.39 -> 0.99 ms, a
+    higher fraction of the same FP16->FP32 roof."""
+    con = _con(fixture_store)
+    before, after = (_run(con, n) for n in FA_FULL)
+    (row,) = _compare_kernels(fixture_store, before, after)
+    assert row["status"] == "renamed"
+    assert row["name"].startswith("void fa3_fwd_kernel") and row["new_name"].startswith(
+        "void fa3db_full_fwd_kernel"
+    )
+    assert row["base_precision"] == row["new_precision"] == "tensor"
+    assert row["base_flops"] == row["new_flops"] == FA_OPS
+    assert (row["base_time_ns"], row["new_time_ns"]) == (1_389_856.0, 989_088.0)
+    assert row["base_bound"] == row["new_bound"] == "TENSOR"
+    assert (
+        round(row["base_fraction_of_roof"], 4) == 0.6153 and round(row["new_fraction_of_roof"], 4) == 0.8667
+    )
+
+
+def test_before_after_pair_without_counters_counts_nothing(fixture_store: Path) -> None:
+    """Without counters the work cannot be compared: no pairing by guess, and no FLOP count (NULL, never 0)."""
+    con = _con(fixture_store)
+    before, after = (_run(con, n) for n in FA_BARE)
+    rows = {r["status"]: r for r in _compare_kernels(fixture_store, before, after)}
+    assert sorted(rows) == ["new", "removed"]
+    assert rows["removed"]["base_time_ns"] == 1_377_376.0 and rows["new"]["new_time_ns"] == 987_296.0
+    assert rows["removed"]["base_flops"] is None and rows["new"]["new_flops"] is None
+    assert rows["removed"]["base_fraction_of_roof"] is None and rows["new"]["new_fraction_of_roof"] is None
