@@ -1,25 +1,26 @@
 """Saving charts offline: HTML (JavaScript inlined), PNG and SVG (vl-convert), written atomically.
 
 The zero-FLOP kernels of a run (:func:`rooflake.render.tables.zero_flop_table`) follow the chart: an HTML
-table in a page, a text list drawn under the chart in PNG/SVG. This is the only I/O of ``rooflake.render``.
+table in a page, a text list drawn under the chart in PNG/SVG. Files are written by the rule of :mod:`rooflake.render.files`.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import uuid
 from pathlib import Path
 from typing import Any, Literal
 
 import altair as alt
 import polars as pl
+import vl_convert as vlc
 
+from rooflake.render.files import write_file
 from rooflake.render.formats import duration, share, truncate_text
 from rooflake.render.inputs import values
+from rooflake.render.page import ScriptJSONEncoder, text
 
-__all__ = ["SAVE_SUFFIXES", "save_chart"]
+__all__ = ["SAVE_SUFFIXES", "chart_html", "save_chart", "spec_dict"]
 
 #: Suffixes :func:`save_chart` writes.
 SAVE_SUFFIXES = (".html", ".png", ".svg")
@@ -50,8 +51,8 @@ def _below_html(below: pl.DataFrame) -> str:
         full = r.get("name") or ""
         rows.append(
             "<tr>"
-            f'<td title="{html.escape(full)}"><code>{html.escape(truncate_text(full))}</code></td>'
-            f"<td>{html.escape(r.get('short_name') or '')}</td>"
+            f'<td title="{text(full)}"><code>{text(truncate_text(full))}</code></td>'
+            f"<td>{text(r.get('short_name') or '')}</td>"
             f'<td class="num">{duration(r.get("duration_ns"))}</td>'
             f'<td class="num">{share(r.get("share_of_time"))}</td>'
             "</tr>"
@@ -146,19 +147,24 @@ def _vconcat(top: dict[str, Any], bottom: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file next to ``path`` (mode per umask), fsync, then ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None) -> str:
+    """The page of one chart: what ``chart.save(path, inline=True)`` writes (Vega, Vega-Lite and vega-embed
+    JavaScript inlined), the spec embedded as script-safe JSON (:mod:`rooflake.render.page`: no name in the data
+    can end the script), and the HTML table of ``below`` (escaped) after the chart when it has rows."""
+    page = alt.utils.spec_to_html(
+        spec,
+        mode="vega-lite",
+        vegalite_version=alt.VEGALITE_VERSION,
+        vegaembed_version=alt.VEGAEMBED_VERSION,
+        vega_version=alt.VEGA_VERSION,
+        template="inline",
+        json_kwds={"cls": ScriptJSONEncoder},
+    )
+    if below is not None and below.height > 0:
+        table = _below_html(below)
+        at = page.rfind("</body>")
+        page = page[:at] + table + page[at:] if at >= 0 else page + table
+    return page
 
 
 def save_chart(
@@ -166,19 +172,18 @@ def save_chart(
 ) -> None:
     """Write ``chart`` to ``path``, the format chosen by the suffix; works offline.
 
-    - ``.html``: ``chart.to_html(inline=True)`` (Vega, Vega-Lite and vega-embed JavaScript embedded, no CDN);
-      when ``below`` (the :func:`zero_flop_table` of the run) is given and non-empty, an HTML table "Kernels
-      without FLOPs (no place on a log-AI axis)" follows the chart: name (truncated, full name on hover),
-      short name, duration, share of time, and the total share.
+    - ``.html``: :func:`chart_html` (JavaScript embedded, no CDN); when ``below`` (the :func:`zero_flop_table` of
+      the run) has rows, an HTML table "Kernels without FLOPs (no place on a log-AI axis)" follows the chart:
+      name (truncated, full name on hover), short name, duration, share of time, and the total share.
     - ``.png`` (scale 2) / ``.svg``: rendered by vl-convert (``vegalite_to_png`` / ``vegalite_to_svg``), no
       browser; a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
 
     ``below`` columns: ``name``, ``short_name``, ``duration_ns`` (ns), ``share_of_time`` (0..1),
-    ``total_share_of_time`` and ``run_id`` (for the total). The file is written atomically (temporary file in
-    the same directory, then ``os.replace``); missing parent directories are created.
+    ``total_share_of_time`` and ``run_id`` (for the total). The file is written by the rule of
+    :mod:`rooflake.render.files`: atomically, missing parent directories created.
 
-    Raises ``ValueError`` for a suffix other than .html, .png, .svg (the message names the path); ``OSError``
-    if the file cannot be written.
+    Raises ``ValueError`` for a suffix other than .html, .png, .svg (the message names the path);
+    :class:`rooflake.schema.OutputError` (naming the path) if the file cannot be written.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -187,38 +192,18 @@ def save_chart(
             f"cannot save a chart to {str(path)!r}: unknown suffix {path.suffix!r} "
             f"(allowed: {', '.join(SAVE_SUFFIXES)})"
         )
-    has_below = below is not None and below.height > 0
     spec = _spec_dict(chart)
     if suffix == ".html":
-        page = (
-            alt.utils.spec_to_html(  # what chart.save(path, inline=True) writes, without re-walking the data
-                spec,
-                mode="vega-lite",
-                vegalite_version=alt.VEGALITE_VERSION,
-                vegaembed_version=alt.VEGAEMBED_VERSION,
-                vega_version=alt.VEGA_VERSION,
-                template="inline",
-            )
-        )
-        if has_below:
-            assert below is not None
-            table = _below_html(below)
-            at = page.rfind("</body>")
-            page = page[:at] + table + page[at:] if at >= 0 else page + table
-        _write_atomic(path, page.encode("utf-8"))
+        write_file(path, chart_html(spec, below).encode("utf-8"))
         return
-
-    import vl_convert as vlc
-
-    if has_below:
-        assert below is not None
+    if below is not None and below.height > 0:
         spec = _vconcat(spec, _spec_dict(_below_chart(below)))
     spec_json = json.dumps(spec, allow_nan=False)
     if suffix == ".png":
         data: bytes = vlc.vegalite_to_png(spec_json, scale=2)
     else:
         data = vlc.vegalite_to_svg(spec_json).encode("utf-8")
-    _write_atomic(path, data)
+    write_file(path, data)
 
 
 def spec_dict(chart: Any) -> dict[str, Any]:
