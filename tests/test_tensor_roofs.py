@@ -346,3 +346,23 @@ def test_before_after_pair_without_counters_counts_nothing(fixture_store: Path) 
     assert rows["removed"]["base_time_ns"] == 1_377_376.0 and rows["new"]["new_time_ns"] == 987_296.0
     assert rows["removed"]["base_flops"] is None and rows["new"]["new_flops"] is None
     assert rows["removed"]["base_fraction_of_roof"] is None and rows["new"]["new_fraction_of_roof"] is None
+
+
+@pytest.mark.parametrize("name", FA_BARE)
+def test_rl_roofline_of_a_report_without_tensor_metrics_names_them(
+    fixture_store: Path, tmp_path: Path, name: str
+):
+    """`rl roofline` on the section-less report: one Error line naming the missing tensor metrics and how to collect
+    them, no chart, and no '0 FLOP' anywhere."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    run = _run(_con(fixture_store), name)
+    out = tmp_path / "roofline.html"
+    r = CliRunner().invoke(app, ["roofline", run, "--store", str(fixture_store), "--out", str(out)])
+    text = r.stdout + (r.stderr or "")
+    assert r.exit_code == 1 and text.count("Error:") == 1 and not out.exists()
+    assert "flops_tensor: missing the Tensor-Core op counts sm__ops_path_tensor_*" in text
+    assert "--section SpeedOfLight_HierarchicalTensorRooflineChart" in text
+    assert "0 FLOP" not in text and "zero-FLOP" not in text
