@@ -40,6 +40,9 @@ from rooflake.store import Store
 
 TASKS_PER_WORKER = 1  # see the module docstring: one report per process
 WORKER_PRELOAD = [*PRELOAD, "rooflake.store", "rooflake.pipeline"]
+# an empty file in a folder is a report only when named like one (an empty .ncu-rep is a broken report to flag; an
+# empty __init__.py or .keep is nothing)
+REPORT_SUFFIXES = (".ncu-rep", ".nsys-rep", ".qdrep", ".sqlite")
 
 
 @dataclass
@@ -144,8 +147,8 @@ def _reports_in(folder: Path) -> list[Path]:
             fmt = detect_format(f)
         except UnsupportedFormatError:  # not a report
             continue
-        except InputError:  # unreadable (permissions, I/O) — or empty, which is no report either
-            if f.stat().st_size > 0:
+        except InputError:  # unreadable (permissions, I/O), or empty: a report only if named like one
+            if f.stat().st_size > 0 or f.name.endswith(REPORT_SUFFIXES):
                 found.append(f)
             continue
         if fmt in READABLE:
@@ -158,7 +161,9 @@ def _expand(a: str) -> list[Path]:
     if p.is_dir():
         found = _reports_in(p)
         if not found:
-            raise InputError(f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)")
+            raise InputError(
+                f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)"
+            )
         return found
     if p.exists():
         if not p.is_file():

@@ -1,7 +1,7 @@
 """A store's DuckDB database: one view per table over its Parquet files, read-only unless asked otherwise.
 
 The statements are the ``store/*.sql`` files: ``table_view`` (+ ``where_published``), ``empty_table``,
-``named_view``, ``lock_down``.
+``named_view``, ``failing_view``, ``lock_down``.
 
 Read-only means two things. The database itself (:func:`build`, ``unsafe=False``) can read the store's files and
 nothing else — no other file, no ``COPY … TO``, no ``ATTACH``, no ``INSTALL``/``LOAD``, no setting changed after
@@ -43,9 +43,22 @@ def _sources(root: Path, only_runs: list[str] | None) -> dict[str, str | None]:
     return out
 
 
+def _create_failing_view(con: Any, table: str, error: str) -> None:
+    """View ``table`` with the table's columns whose every read raises ``error`` plus a pointer to ``rl doctor``
+    (``failing_view.sql``)."""
+    message = sql_str(f"{error} (Store.doctor / `rl doctor` lists every damaged file of the store)")
+    cols = ", ".join(
+        f"CAST(error('{message}') AS {duck_type(f.type)}) AS \"{f.name}\"" for f in TABLES[table]
+    )
+    con.execute(sql_template(PKG, "failing_view.sql", table=table, columns=cols, message=f"'{message}'"))
+
+
 def _create_views(con: Any, root: Path, only_runs: list[str] | None) -> None:
     """Views ``runs`` and one per data table: a data view keeps only rows whose run has a ``runs`` row; a table
-    without files is an empty table with the declared columns."""
+    without files is an empty table with the declared columns; a table whose files DuckDB cannot bind (a damaged
+    footer) a view that fails when read, naming the file (:func:`_create_failing_view`)."""
+    import duckdb
+
     where = sql_template(PKG, "where_published.sql")
     sources = _sources(root, only_runs)
     for t in ("runs", *DATA_TABLES):  # runs first: the data views read it
@@ -55,7 +68,10 @@ def _create_views(con: Any, root: Path, only_runs: list[str] | None) -> None:
             con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
         else:
             clause = where if t in DATA_TABLES else ""
-            con.execute(sql_template(PKG, "table_view.sql", table=t, files=files, where=clause))
+            try:
+                con.execute(sql_template(PKG, "table_view.sql", table=t, files=files, where=clause))
+            except duckdb.Error as e:  # a damaged footer: this table fails when read, the others work
+                _create_failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
 
 
 def lock_down(con: Any, root: Path) -> None:

@@ -1,0 +1,219 @@
+"""What the store promises under attack and accident (issue 10): read-only SQL, a run visible at every instant of a
+``--force`` re-ingest even when the writer is killed, dead (zombie) writers' staging cleaned, damaged files named."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rooflake.pipeline import expand_paths, ingest_file, ingest_paths
+from rooflake.schema import QueryError
+from rooflake.store import Store
+
+from _support import fixture, snapshot
+
+REPORT = fixture("AveryClapp__ESMM-Research__profile_output")  # 4 kernels, 1252 metrics, NVIDIA A10G
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("safety") / "store"
+    ingest_file(REPORT, root)
+    return root
+
+
+# ---- rl sql is read-only ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "sql, kind",
+    [
+        ("COPY (SELECT * FROM runs) TO '{runs}'", "COPY"),
+        ("COPY runs TO '{tmp}/out.csv'", "COPY"),
+        ("ATTACH '{tmp}/x.duckdb' AS x", "ATTACH"),
+        ("CREATE TABLE t AS SELECT * FROM runs", "CREATE"),
+        ("INSTALL httpfs", "LOAD"),
+        ("SET enable_external_access = true", "SET"),
+        ("SELECT 1; DROP VIEW runs", "DROP"),
+    ],
+)
+def test_user_sql_cannot_write(store: Path, tmp_path: Path, sql: str, kind: str) -> None:
+    """Before: `rl sql "COPY … TO 'STORE/runs/…/part-0.parquet'"` silently deleted a run; ATTACH, CREATE TABLE,
+    COPY anywhere and INSTALL all ran. Now each is refused before anything runs, and the store is unchanged."""
+    runs = next((store / "runs").glob("*/part-0.parquet"))
+    before = snapshot(store)
+    with pytest.raises(QueryError, match=f"read-only: a {kind} statement"):
+        Store(store).query(sql.format(runs=runs, tmp=tmp_path))
+    assert snapshot(store) == before and not list(tmp_path.iterdir())
+    assert Store(store).query("SELECT count(*) AS n FROM kernels").to_pylist() == [{"n": 4}]
+
+
+def test_locked_down_connection_reads_the_store_and_nothing_else(store: Path, tmp_path: Path) -> None:
+    """Even a raw cursor of Store.connect() (which any library code gets) reads only the store's own files, writes
+    no file and cannot unlock itself."""
+    con = Store(store).connect()
+    assert con.execute("SELECT count(*) FROM metrics").fetchall() == [(1252,)]
+    for sql in (
+        f"COPY (SELECT 1) TO '{tmp_path}/x.parquet'",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        f"ATTACH '{tmp_path}/x.duckdb'",
+        "INSTALL httpfs",
+    ):
+        with pytest.raises(duckdb.PermissionException):
+            con.execute(sql)
+    with pytest.raises(duckdb.InvalidInputException, match="locked"):
+        con.execute("SET enable_external_access = true")
+    assert not list(tmp_path.iterdir())
+
+
+def test_unsafe_lifts_the_lock(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.parquet"
+    Store(store).query(f"COPY (SELECT run_id FROM runs) TO '{out}'", unsafe=True)
+    assert pq.read_table(out).num_rows == 1
+    with pytest.raises(QueryError, match="SQL failed: Parser Error"):
+        Store(store).query("SELEC 1")
+
+
+# ---- crash windows -----------------------------------------------------------------------------------------------
+WRITER = """
+import sys
+import pyarrow.parquet as pq
+from rooflake.store import Store
+from rooflake.store.layout import ALL_TABLES
+root, run_id = sys.argv[1], sys.argv[2]
+s = Store(root)
+tables = {t: pq.read_table(s.partition(t, run_id) / "part-0.parquet") for t in ALL_TABLES
+          if (s.partition(t, run_id) / "part-0.parquet").exists()}
+print("ready", flush=True)
+while True:
+    s.publish(run_id, tables, force=True)
+"""
+
+
+def _visible(root: Path, run_id: str) -> bool:
+    return Store(root).has_run(run_id)
+
+
+def test_force_reingest_killed_at_any_instant_never_hides_the_run(tmp_path: Path) -> None:
+    """Before: one in ten SIGKILLed `--force` re-ingests hid the run until the next ingest (its runs partition was
+    moved aside first). A writer republishing the run in a loop (~20 ms a publish) is killed at 10 random instants; meanwhile and after
+    each kill the run is visible and every table queryable with its row count; the next clean-up leaves the store
+    whole."""
+    root = tmp_path / "store"
+    run_id = ingest_file(REPORT, root).run_id
+    rng = random.Random(10)
+    for _ in range(10):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(root), run_id], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + rng.uniform(0.0, 0.4)
+        while time.monotonic() < deadline:  # a reader polling while the writer swaps
+            assert _visible(root, run_id)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert _visible(root, run_id)
+        counts = (
+            Store(root)
+            .connect()
+            .execute("SELECT count(*) FROM kernels UNION ALL SELECT count(*) FROM metrics")
+        )
+        assert [r[0] for r in counts.fetchall()] == [4, 1252]
+        Store(root).clean_staging()
+        assert not any((root / ".staging").iterdir())
+    assert Store(root).doctor().num_rows == 0
+
+
+def test_a_zombie_writers_staging_is_cleaned(tmp_path: Path) -> None:
+    """Before: a killed worker not yet reaped by its parent is a zombie, kill(pid, 0) succeeds on it, and its
+    staging folder survived every clean-up."""
+    root = tmp_path / "store"
+    ingest_file(REPORT, root)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    stat = Path(f"/proc/{child.pid}/stat")
+    for _ in range(200):  # exited, not reaped: state Z
+        if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.02)
+    stage = root / ".staging" / f"0123456789abcdef.{child.pid}.0000"
+    (stage / "kernels").mkdir(parents=True)
+    try:
+        assert Store(root).clean_staging() == 1
+        assert not stage.exists()
+    finally:
+        child.wait()
+
+
+# ---- damaged files -----------------------------------------------------------------------------------------------
+def test_doctor_names_a_damaged_partition_and_queries_name_the_file(tmp_path: Path) -> None:
+    """Before: one damaged Parquet file failed every query of its table for every run, and nothing said which file.
+    Store.doctor() lists it (path, reason); the query error names it as DuckDB reports it."""
+    root = tmp_path / "store"
+    run_id = ingest_file(REPORT, root).run_id
+    assert Store(root).doctor().num_rows == 0
+    part = root / "metrics" / f"run_id={run_id}" / "part-0.parquet"
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])  # torn: no footer
+    kernels = pq.read_table(root / "kernels" / f"run_id={run_id}" / "part-0.parquet")
+    orphan = kernels.set_column(
+        kernels.schema.get_field_index("run_id"), "run_id", pa.array(["feedfacefeedface"] * 4)
+    )
+    (root / "kernels" / "run_id=feedfacefeedface").mkdir()  # a writer that died before its commit
+    pq.write_table(orphan, root / "kernels" / "run_id=feedfacefeedface" / "part-0.parquet")
+    rows = {(r["table"], r["problem"]): r for r in Store(root).doctor().to_pylist()}
+    assert set(rows) == {("metrics", "damaged"), ("kernels", "unpublished")}
+    assert rows["metrics", "damaged"]["path"] == str(part) and rows["metrics", "damaged"]["run_id"] == run_id
+    assert (
+        "magic bytes" in rows["metrics", "damaged"]["error"]
+        or "footer" in rows["metrics", "damaged"]["error"]
+    )
+    with pytest.raises(QueryError, match=str(part)):
+        Store(root).query("SELECT count(*) FROM metrics")
+    assert Store(root).query("SELECT count(*) AS n FROM kernels").to_pylist() == [{"n": 4}]
+
+
+def test_doctor_finds_a_missing_partition(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    run_id = ingest_file(REPORT, root).run_id
+    (root / "kernels" / f"run_id={run_id}" / "part-0.parquet").unlink()
+    (row,) = Store(root).doctor().to_pylist()
+    assert (row["table"], row["problem"], row["run_id"]) == ("kernels", "missing", run_id)
+    assert "counts 4 kernels rows" in row["error"]
+
+
+# ---- directories with broken reports -----------------------------------------------------------------------------
+def test_directory_ingest_reports_a_broken_report_instead_of_skipping_it(tmp_path: Path) -> None:
+    """Before: an unreadable report in a directory was skipped without a word and the ingest exited 0. An empty
+    file named like a report, or one this user cannot read, is now ingested and fails with its reason."""
+    d = tmp_path / "reports"
+    d.mkdir()
+    (d / "good.ncu-rep").write_bytes(REPORT.read_bytes())
+    (d / "empty.ncu-rep").write_bytes(b"")
+    (d / "notes.txt").write_text("not a report")
+    (d / "empty.txt").write_bytes(b"")
+    files = expand_paths([str(d)])
+    assert sorted(p.name for p in files) == ["empty.ncu-rep", "good.ncu-rep"]
+    results = {Path(r.path).name: r for r in ingest_paths(files, tmp_path / "store", workers=1)}
+    assert results["good.ncu-rep"].status == "ingested"
+    assert results["empty.ncu-rep"].status == "error" and "empty file" in (
+        results["empty.ncu-rep"].error or ""
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_directory_ingest_reports_an_unreadable_report(tmp_path: Path) -> None:
+    d = tmp_path / "reports"
+    d.mkdir()
+    locked = d / "locked.ncu-rep"
+    locked.write_bytes(REPORT.read_bytes())
+    locked.chmod(0)
+    (r,) = list(ingest_paths(expand_paths([str(d)]), tmp_path / "store"))
+    assert r.status == "error" and "cannot read" in (r.error or "")
