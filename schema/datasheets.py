@@ -4,7 +4,7 @@ Data (reviewed by hand, shipped in the package):
 - ``datasheet_gpus.csv``: one row per GPU model: ``gpu`` (catalog key), ``match`` (regular expression over the
   normalised device name, see :func:`normalise`), ``compute_capability``, ``architecture``, ``source_url``, ``note``.
 - ``datasheets.csv``: one row per number: ``gpu``, ``quantity`` (a rooflake ceiling name — ``FP64``, ``FP32``,
-  ``TENSOR_<SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``, ``BASE_CLOCK``,
+  ``TENSOR <SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``, ``BASE_CLOCK``,
   ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4 sparsity), ``value`` and ``unit`` (as
   published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis`` (``dense`` as printed; ``sparse/2`` where
   the datasheet prints only the sparse rate and its footnote says dense is half; ``derived`` for a number computed
@@ -129,7 +129,7 @@ def candidates(text: str) -> list[str]:
 def ceilings() -> pa.Table:
     """The catalog's ceilings, one row per GPU x ceiling (properties excluded).
 
-    Columns: gpu, compute_capability, ceiling (FP64, FP32, TENSOR_<SRC>, DRAM), kind (compute | bandwidth), value
+    Columns: gpu, compute_capability, ceiling (FP64, FP32, TENSOR <SRC> as ncu's roofs name the source type, DRAM), kind (compute | bandwidth), value
     (FLOP/s, op/s or byte/s; dense), unit, clock_hz (the boost clock compute peaks hold at; NULL for DRAM and where
     the boost clock is not in the catalog), formula ("datasheet: <published> [<unit>], <basis>"), source
     ('datasheet'), source_name (the published text), details (JSON: source_url, checked_in, basis, note).

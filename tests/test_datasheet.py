@@ -25,7 +25,7 @@ FP32_LANES = {
     "Blackwell": 128,
 }
 ALLOWED = {"FP64", "FP32", "DRAM", *ds.PROPERTIES} | {
-    f"TENSOR_{p}" for p in ("FP64", "TF32", "BF16", "FP16", "FP8", "FP4", "INT8")
+    f"TENSOR {p}" for p in ("FP64", "TF32", "BF16", "FP16", "FP8", "FP4", "INT8")
 }
 BASES = {"dense", "sparse/2", "derived", "third-party"}
 
@@ -62,10 +62,10 @@ def test_every_number_has_a_source_a_check_and_a_known_unit() -> None:
 
 
 def test_sparse_rates_are_halved_and_base_units_are_exact() -> None:
-    assert _num("H100 SXM5", "TENSOR_FP16") == 989.5e12  # printed 1,979* (with sparsity)
-    assert _num("H100 PCIe", "TENSOR_TF32") == 378e12  # printed 756*
-    assert _num("A100 PCIe 40GB", "TENSOR_FP16") == 312e12  # printed 312 | 624*: dense as printed
-    assert _num("B200", "TENSOR_FP4") == 9e15
+    assert _num("H100 SXM5", "TENSOR FP16") == 989.5e12  # printed 1,979* (with sparsity)
+    assert _num("H100 PCIe", "TENSOR TF32") == 378e12  # printed 756*
+    assert _num("A100 PCIe 40GB", "TENSOR FP16") == 312e12  # printed 312 | 624*: dense as printed
+    assert _num("B200", "TENSOR FP4") == 9e15
     assert _num("A100 PCIe 80GB", "DRAM") == 1935e9
     assert _num("A100 SXM4 40GB", "L2_BYTES") == 41943040
     assert _num("H100 SXM5", "BOOST_CLOCK") == 1.98e9

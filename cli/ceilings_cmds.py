@@ -1,0 +1,75 @@
+"""``rl ceilings [RUN | --gpu NAME]``: every ceiling known for a machine, side by side by source.
+
+``ceilings`` is a command group (``rl ceilings measure`` is :mod:`rooflake.cli.measure_cmds`); a first argument that names no
+subcommand goes to ``show``, so ``rl ceilings``, ``rl ceilings RUN`` and ``rl ceilings --gpu NAME`` all show.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from rooflake.cli.common import Fmt, FmtOpt, OutOpt, RunArg, StoreOpt, app, emit, guard, need_out, on_terminal
+
+
+class DefaultToShow(TyperGroup):
+    """A group whose arguments go to its ``show`` subcommand unless the first one names a subcommand or asks for
+    help (``rl ceilings abc1`` = ``rl ceilings show abc1``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: the (typer-vendored) click Context
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+ceilings_app = typer.Typer(
+    cls=DefaultToShow,
+    help="Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side.",
+    no_args_is_help=False,
+)
+app.add_typer(ceilings_app, name="ceilings")
+
+
+@ceilings_app.command("show")
+@guard
+def show(
+    run_id: RunArg = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu", help="A GPU instead of a run: device name, catalog model (`H100 PCIe`) or label."
+        ),
+    ] = None,
+    store: StoreOpt = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
+    long: Annotated[
+        bool, typer.Option("--long", help="One row per source x ceiling, with formulas and runs.")
+    ] = False,
+) -> None:
+    """Show a machine's ceilings by source: the run's report peaks (at the clock ncu profiled at), the datasheet's
+    dense peaks (at the boost clock), ERT results and measured ceilings of runs labelled for the machine
+    (--label machine=NAME), with the ratios between them and what the clocks predict."""
+    from rooflake.store import Store
+    from rooflake.views.ceilings import machine_ceilings
+
+    need_out(fmt, out)
+    result = machine_ceilings(Store(store), run_id, gpu)
+    if on_terminal(fmt, out):
+        typer.echo(_headline(result.machine))
+    table = result.rows if long else result.side_by_side
+    emit(_without_empty_columns(table) if on_terminal(fmt, out) else table, fmt, out)
+
+
+def _without_empty_columns(table: Any) -> Any:
+    """On a terminal, the columns some row fills (sources this machine has, ratios that exist)."""
+    return table.select([n for n in table.column_names if table.column(n).null_count < table.num_rows])
+
+
+def _headline(m: dict[str, Any]) -> str:
+    who = f"run {m['run_id']}" if m["run_id"] else "GPU"
+    sheet = f"datasheet: {m['datasheet_gpu']}" if m["datasheet_gpu"] else "no datasheet entry"
+    cc = f" (CC {m['compute_capability']})" if m["compute_capability"] else ""
+    return f"{who}  {m['gpu_name'] or 'GPU unknown'}{cc}  {sheet}"

@@ -1,0 +1,135 @@
+"""Every ceiling known for a machine, side by side by source: the report's peaks at the profiled clock, the
+datasheet's at the boost clock, ERT's empirical values and measured ones, with the ratios between them.
+
+Sources (``ceilings.source``): ``ncu-report`` (peak_sustained x the unit clock of each launch, ncu's roofline
+sections), ``measured`` (``rl ceilings measure``), ``ert`` and ``ert-spec`` (Empirical Roofline Toolkit
+``roofline.json``, ingested with ``--label machine=NAME``), ``datasheet`` (:mod:`rooflake.schema.datasheets`,
+matched by GPU name and compute capability). A machine is named by a run's ``gpu_name`` and its ``machine`` and
+``gpu`` labels, or by ``--gpu NAME``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rooflake.queries import connect, fetch
+from rooflake.schema import RooflineDataError, UsageError
+from rooflake.schema import datasheets as ds
+
+# --ceilings choices -> ceilings.source values; 'default' tries these in order (DESIGN: the report's own where it
+# has them, else measured, else datasheet)
+SOURCES = {"report": "ncu-report", "measured": "measured", "ert": "ert", "datasheet": "datasheet"}
+DEFAULT_ORDER = ("ncu-report", "measured", "datasheet")
+
+
+@dataclass(frozen=True)
+class MachineCeilings:
+    """The ceilings of one machine.
+
+    - ``machine``: dict of run_id (the run asked about, or None for ``--gpu``), gpu_name, compute_capability,
+      datasheet_gpu (catalog key or None), names (the lower-case names runs were matched by).
+    - ``rows``: one row per source x ceiling (step ``machine_ceilings``): source, ceiling, kind, value, value_min,
+      value_max (byte/s, FLOP/s or op/s), unit, clock_hz (Hz), n_rows, run_ids, formula, source_name, measured_at.
+    - ``side_by_side``: one row per ceiling (step ``ceilings_side_by_side``): ceiling, kind, unit, report,
+      report_clock_hz, datasheet, datasheet_clock_hz, ert, measured, and the ratios report_over_datasheet,
+      clock_ratio (report clock / datasheet boost clock), report_per_clock_over_datasheet, ert_over_datasheet,
+      measured_over_datasheet, ert_over_report, measured_over_report.
+    """
+
+    machine: dict[str, Any]
+    rows: Any
+    side_by_side: Any
+
+    def select(self, which: str = "default") -> Any:
+        """The ``rows`` of one source: ``report``, ``measured``, ``ert``, ``datasheet``, ``all``, or ``default``
+        (the first of report, measured, datasheet that has any ceiling). Raises :class:`UsageError` for another
+        name."""
+        if which == "all":
+            return self.rows
+        if which == "default":
+            present = set(self.rows.column("source").to_pylist())
+            source = next((s for s in DEFAULT_ORDER if s in present), DEFAULT_ORDER[0])
+        elif which in SOURCES:
+            source = SOURCES[which]
+        else:
+            raise UsageError(
+                f"unknown ceiling source {which!r} (one of {', '.join([*SOURCES, 'all', 'default'])})"
+            )
+        return self.rows.filter(pc.equal(self.rows.column("source"), source))
+
+
+def machine_ceilings(store: Any, run_id: str | None = None, gpu: str | None = None) -> MachineCeilings:
+    """Every ceiling known for the machine of run ``run_id`` (a unique prefix; None and no ``gpu``: the latest run)
+    or of GPU ``gpu`` (a device name as profilers write it, a catalog key such as ``H100 PCIe``, or a label value).
+
+    Report peaks: ncu's ``X.peak_sustained x <unit>__cycles_elapsed.avg.per_second`` (the roofline sections), of
+    the run asked about, or with ``gpu`` of every run of that GPU. Datasheet: dense peaks at the boost clock.
+    Returns :class:`MachineCeilings`. Raises :class:`UsageError` for both arguments at once or a ``gpu`` that names
+    several catalog GPUs, :class:`RunNotFoundError` for an unknown run, :class:`RooflineDataError` when no source
+    knows any ceiling of the machine (the message says how to add one).
+    """
+    if run_id is not None and gpu is not None:
+        raise UsageError("give a run or --gpu, not both")
+    con = connect(store)
+    machine = _by_gpu(con, gpu) if gpu is not None else _by_run(con, store.resolve(run_id))
+    params = {
+        "run_id": machine["run_id"],
+        "names": sorted(machine["names"]) or [""],
+        "datasheet_gpu": machine["datasheet_gpu"],
+    }
+    rows = fetch(con, "machine_ceilings", params, tables={"datasheet_ceilings": ds.ceilings()})
+    if rows.num_rows == 0:
+        who = f"run {machine['run_id']}" if machine["run_id"] else f"GPU {gpu!r}"
+        raise RooflineDataError(
+            f"no ceilings known for {who} ({machine['gpu_name'] or 'GPU unknown'}): no report peaks, no ERT or "
+            f"measured run named for it, and no datasheet entry. Add one with `rl ingest roofline.json --label "
+            f"machine=NAME` (ERT) or `rl ceilings measure`; label runs with --label gpu=NAME to match them"
+        )
+    side = fetch(con, "ceilings_side_by_side", tables={"machine_ceiling_rows": rows})
+    return MachineCeilings(machine, rows, side)
+
+
+def _by_run(con: Any, run_id: str) -> dict[str, Any]:
+    info = fetch(con, "run_info", {"run_id": run_id}).to_pylist()[0]
+    labels = dict(info.get("labels") or [])
+    names = {n.lower() for n in (info["gpu_name"], labels.get("machine"), labels.get("gpu")) if n}
+    cc = info["compute_capability"]
+    key = next(
+        (k for n in (info["gpu_name"], labels.get("gpu"), labels.get("machine")) if (k := ds.match(n, cc))),
+        None,
+    )
+    return {
+        "run_id": run_id,
+        "gpu_name": info["gpu_name"],
+        "compute_capability": cc,
+        "datasheet_gpu": key,
+        "names": names,
+    }
+
+
+def _by_gpu(con: Any, gpu: str) -> dict[str, Any]:
+    key = ds.match(gpu)
+    if key is None:
+        hits = ds.candidates(gpu)
+        if len(hits) > 1:
+            raise UsageError(
+                f"--gpu {gpu!r} names {len(hits)} GPUs of the datasheet catalog: {', '.join(hits)}"
+            )
+        key = hits[0] if hits else None
+    names = {gpu.lower()}
+    if key is not None:
+        names.add(key.lower())
+        stored = fetch(con, "gpu_names").column("name").to_pylist()
+        names |= {n.lower() for n in stored if ds.match(n) == key}
+    cc = next((g["compute_capability"] for g in ds.gpus() if g["gpu"] == key), None)
+    return {"run_id": None, "gpu_name": gpu, "compute_capability": cc, "datasheet_gpu": key, "names": names}
+
+
+def datasheet_table() -> pa.Table:
+    """The datasheet catalog's ceilings (:func:`rooflake.schema.datasheets.ceilings`), for callers that join them
+    in their own queries (pass it as ``tables={"datasheet_ceilings": ...}`` to :func:`rooflake.queries.fetch`)."""
+    return ds.ceilings()
