@@ -19,6 +19,7 @@ from rooflake.render.files import write_file
 from rooflake.render.formats import duration, share, truncate_text
 from rooflake.render.inputs import values
 from rooflake.render.page import ScriptJSONEncoder, text
+from rooflake.schema import UsageError
 
 __all__ = ["SAVE_SUFFIXES", "chart_html", "save_chart", "spec_dict"]
 
@@ -182,13 +183,13 @@ def save_chart(
     ``total_share_of_time`` and ``run_id`` (for the total). The file is written by the rule of
     :mod:`rooflake.render.files`: atomically, missing parent directories created.
 
-    Raises ``ValueError`` for a suffix other than .html, .png, .svg (the message names the path);
+    Raises :class:`rooflake.schema.UsageError` for a suffix other than .html, .png, .svg (the message names the path);
     :class:`rooflake.schema.OutputError` (naming the path) if the file cannot be written.
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SAVE_SUFFIXES:
-        raise ValueError(
+        raise UsageError(
             f"cannot save a chart to {str(path)!r}: unknown suffix {path.suffix!r} "
             f"(allowed: {', '.join(SAVE_SUFFIXES)})"
         )

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from rooflake.render import roofline_chart, save_chart, zero_flop_table
-from rooflake.schema import RooflineDataError
+from rooflake.schema import RooflineDataError, UsageError
 
 FIXTURE = (
     Path(__file__).resolve().parents[1].parent
@@ -279,7 +279,7 @@ def test_save_svg_and_png(tmp_path: Path):
 
 def test_save_unknown_suffix_raises(tmp_path: Path):
     chart = roofline_chart(kernel_roofline(), run_ceilings())
-    with pytest.raises(ValueError, match=r"r\.pdf.*\.html, \.png, \.svg"):
+    with pytest.raises(UsageError, match=r"r\.pdf.*\.html, \.png, \.svg"):
         save_chart(chart, tmp_path / "r.pdf")
     assert not list(tmp_path.iterdir())
 
