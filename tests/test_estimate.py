@@ -149,3 +149,43 @@ def test_conv_traffic_bounds() -> None:
     assert g.model == "delta-gemm" and g.l1 == g.l2 and g.dram is not None and g.dram >= g.compulsory
     small = attention_traffic(1, 1, 128, 128, 64, 2, None)
     assert small.dram is None and small.compulsory == 4 * 128 * 64 * 2
+
+
+def test_rl_estimate_stores_a_torch_model_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import duckdb
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    store = tmp_path / "store"
+    args = ["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "A100 SXM4 40GB"]
+    args += ["-l", "model=resnet50", "--store", str(store)]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert first.output.startswith("ingested ") and "8.238 GFLOP (modelled)" in first.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and again.output.startswith("exists ")
+    con = duckdb.connect()
+    runs = con.sql(f"SELECT source_format, gpu_name, labels FROM '{store}/runs/*/*.parquet'").fetchall()
+    assert runs == [("torch-model", "A100 SXM4 40GB", {"model": "resnet50"})]
+    conv1 = con.sql(
+        f"SELECT flops, bytes_compulsory, bytes_dram FROM '{store}/estimates/*/*.parquet' WHERE module_path = 'conv1'"
+    ).fetchall()
+    assert conv1 == [(236_027_904.0, 3_851_008, 3_851_008.0)]  # fits the A100's L2: DRAM = compulsory
+
+
+def test_rl_estimate_bad_input_is_one_error_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    for args, msg in [
+        (["estimate", "no_such_module:f", "--input", "1x3"], "cannot import"),
+        (["estimate", "torch_models:resnet50", "--input", "1x3x224x224:float99"], "unknown dtype"),
+        (["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "Z9000"], "matches 0 GPUs"),
+    ]:
+        res = CliRunner().invoke(app, [*args, "--store", str(tmp_path / "s")])
+        assert res.exit_code == 1, res.output
+        lines = [line for line in res.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("Error: ") and msg in lines[0], res.output
+    assert not (tmp_path / "s").exists()

@@ -1,0 +1,114 @@
+"""What ``rl estimate`` is given, turned into objects: a model factory (``PACKAGE.MODULE:FACTORY``), input specs
+(``1x3x224x224:float32``) and a GPU name (looked up in the datasheet catalog for the traffic model)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from rooflake.instrument.traffic import GpuSpec
+from rooflake.schema import UsageError
+from rooflake.schema import datasheets as ds
+
+INPUT_SPEC = re.compile(r"^(?P<shape>\d+(?:[x,]\d+)*)(?::(?P<dtype>[a-z0-9_]+))?$")
+
+
+def load_factory(spec: str) -> Any:
+    """The callable named by ``PACKAGE.MODULE:FACTORY`` (the current directory is importable, as for ``python -m``).
+    Raises :class:`UsageError` naming the spec when it cannot be imported or is not callable."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise UsageError(
+            f"model {spec!r}: expected PACKAGE.MODULE:FACTORY (e.g. torchvision.models:resnet50)"
+        )
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise UsageError(f"model {spec!r}: cannot import it ({e})") from None
+    if not callable(obj):
+        raise UsageError(f"model {spec!r}: {attr} is not callable")
+    return obj
+
+
+def build_model(spec: str) -> Any:
+    """Call the factory under ``torch.device('meta')``: parameters are created without memory or initialisation."""
+    import torch
+
+    factory = load_factory(spec)
+    with torch.device("meta"):
+        return factory()
+
+
+def parse_input(spec: str) -> Any:
+    """A meta tensor from ``1x3x224x224[:dtype]`` (dtype a torch name: float32, bfloat16, int64...; default
+    float32). Raises :class:`UsageError` for a malformed spec or an unknown dtype."""
+    import torch
+
+    m = INPUT_SPEC.match(spec.strip())
+    if not m:
+        raise UsageError(
+            f"--input {spec!r}: expected a shape like 1x3x224x224, optionally :dtype (e.g. :float16)"
+        )
+    dtype = getattr(torch, m["dtype"] or "float32", None)
+    if not isinstance(dtype, torch.dtype):
+        raise UsageError(f"--input {spec!r}: unknown dtype {m['dtype']!r}")
+    shape = [int(d) for d in re.split("[x,]", m["shape"])]
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def gpu_spec(name: str) -> tuple[GpuSpec, str]:
+    """The traffic model's view of a GPU from the datasheet catalog: (spec, catalog name). ``name`` may be a
+    device name (``NVIDIA A100-SXM4-40GB``) or a catalog key. Raises :class:`UsageError` when it matches no GPU,
+    several, or one without SM count and L2 size."""
+    found = ds.candidates(name)
+    if len(found) != 1:
+        hint = f"one of {', '.join(found)}" if found else f"known: {', '.join(g['gpu'] for g in ds.gpus())}"
+        raise UsageError(f"--gpu {name!r} matches {len(found)} GPUs of the datasheet catalog ({hint})")
+    key = found[0]
+    props = {r["quantity"]: r["value"] for r in ds.numbers().to_pylist() if r["gpu"] == key}
+    if "SM_COUNT" not in props or "L2_BYTES" not in props:
+        raise UsageError(f"--gpu {name!r}: the datasheet catalog lacks the SM count or L2 size of {key}")
+    return GpuSpec(key, int(props["SM_COUNT"]), int(props["L2_BYTES"])), key
+
+
+def estimate_spec(
+    factory: str,
+    inputs: list[str],
+    *,
+    dtype: str | None = None,
+    training: bool = False,
+    gpu: str | None = None,
+) -> tuple[Any, str, dict[str, Any]]:
+    """Estimate the model a factory builds on the inputs given as specs: (``estimates`` table, identity text for
+    the run id, fields for the ``runs`` row). See :func:`rooflake.instrument.estimate.estimate`."""
+    import torch
+
+    from rooflake.instrument.estimate import estimate
+
+    if not inputs:
+        raise UsageError("give at least one --input SHAPE[:DTYPE]")
+    cast = None
+    if dtype is not None:
+        cast = getattr(torch, dtype, None)
+        if not isinstance(cast, torch.dtype):
+            raise UsageError(f"--dtype {dtype!r}: not a torch dtype (float32, float16, bfloat16, ...)")
+    spec, gpu_key = gpu_spec(gpu) if gpu else (None, None)
+    model = build_model(factory)
+    table = estimate(model, tuple(parse_input(s) for s in inputs), dtype=cast, training=training, gpu=spec)
+    identity = (
+        f"torch-model:{factory} inputs={','.join(inputs)} dtype={dtype or 'as-built'} "
+        f"training={training} gpu={gpu_key or 'none'}"
+    )
+    fields = {
+        "gpu_name": gpu_key,
+        "command_line": identity,
+        "producer": f"rooflake.instrument.estimate (torch {torch.__version__})",
+    }
+    return table, identity, fields
