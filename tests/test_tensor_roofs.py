@@ -217,13 +217,13 @@ def _run(con, name: str) -> str:
 
     return con.execute(
         "SELECT run_id FROM runs WHERE source_path = ?", [str(fixture(name).resolve())]
-    ).fetchone()[0]
+    ).fetchall()[0][0]
 
 
 def _metric(con, run: str, name: str) -> float:
     return con.execute(
         "SELECT value_double FROM metrics WHERE run_id = ? AND kernel_id = 0 AND metric_name = ?", [run, name]
-    ).fetchone()[0]
+    ).fetchall()[0][0]
 
 
 @pytest.mark.parametrize("name", FA_FULL)
@@ -234,14 +234,14 @@ def test_flashattention_tensor_roof_and_fraction_equal_ncus(fixture_store: Path,
     run = _run(con, name)
     row = con.execute(
         "SELECT * FROM kernel_roofline WHERE run_id = ? AND kernel_id = 0 AND precision = 'tensor'", [run]
-    ).fetchone()
+    ).fetchall()[0]
     cols = [d[0] for d in con.description]
     r = dict(zip(cols, row, strict=True))
     assert r["flops"] == FA_OPS == _metric(con, run, f"{FA_PATH}.sum") == 34_359_738_368
     roof = con.execute(
         "SELECT ceiling, value FROM ceilings WHERE run_id = ? AND kernel_id = 0 AND ceiling = 'TENSOR FP16→FP32'",
         [run],
-    ).fetchone()
+    ).fetchall()[0]
     peak = _metric(con, run, f"{FA_PATH}.sum.peak_sustained") * _metric(
         con, run, "sm__cycles_elapsed.avg.per_second"
     )
@@ -249,9 +249,11 @@ def test_flashattention_tensor_roof_and_fraction_equal_ncus(fixture_store: Path,
     assert r["is_dominant"] and r["bound"] == "TENSOR" and r["attainable_flops_per_s"] == peak
     pct = _metric(con, run, f"{FA_PATH}.sum.pct_of_peak_sustained_elapsed")
     assert math.isclose(r["fraction_of_roof"], pct / 100, rel_tol=1e-9)
-    kr = con.execute("SELECT tensor_roof, peak_tensor FROM kernel_roofs WHERE run_id = ?", [run]).fetchone()
+    kr = con.execute("SELECT tensor_roof, peak_tensor FROM kernel_roofs WHERE run_id = ?", [run]).fetchall()[
+        0
+    ]
     assert kr == ("TENSOR FP16→FP32", peak)
-    rr = con.execute("SELECT tensor_roof, peak_tensor FROM run_roofs WHERE run_id = ?", [run]).fetchone()
+    rr = con.execute("SELECT tensor_roof, peak_tensor FROM run_roofs WHERE run_id = ?", [run]).fetchall()[0]
     assert rr == ("TENSOR FP16→FP32", peak)  # one kernel: the median of one peak
 
 
@@ -265,7 +267,7 @@ def test_flashattention_measured_numbers(fixture_store: Path) -> None:
             "SELECT duration_ns, fraction_of_roof, peak_flops_per_s FROM kernel_roofline "
             "WHERE run_id = ? AND precision = 'tensor'",
             [run],
-        ).fetchone()
+        ).fetchall()[0]
     (t0, f0, p0), (t1, f1, p1) = got[FA_FULL[0]], got[FA_FULL[1]]
     assert (t0, t1) == (1_389_856.0, 989_088.0)
     assert round(f0, 6) == 0.615297 and round(f1, 6) == 0.866690  # ncu: 61.53 % and 86.67 %
@@ -280,9 +282,9 @@ def test_hopper_report_without_tensor_ops_has_the_dense_roofs_and_no_kernel_roof
     dense = _metric(con, run, "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained")
     assert math.isclose(roofs["TENSOR FP16 HGMMA"], dense * clock, rel_tol=1e-9)
     assert "TENSOR FP16" not in roofs  # the aggregate's peak is the sparse one: no roof of its own
-    assert con.execute(
-        "SELECT tensor_roof, peak_tensor FROM run_roofs WHERE run_id = ?", [run]
-    ).fetchone() == (
+    assert con.execute("SELECT tensor_roof, peak_tensor FROM run_roofs WHERE run_id = ?", [run]).fetchall()[
+        0
+    ] == (
         None,
         None,
     )
@@ -296,13 +298,13 @@ def test_report_without_tensor_metrics_says_what_is_missing(fixture_store: Path,
     run = _run(con, name)
     flops, prov = con.execute(
         "SELECT flops_tensor, provenance FROM kernels WHERE run_id = ? AND kernel_id = 0", [run]
-    ).fetchone()
+    ).fetchall()[0]
     assert flops is None
     assert "sm__ops_path_tensor_*" in prov["flops_tensor"]
     assert "SpeedOfLight_HierarchicalTensorRooflineChart" in prov["tensor_roof"]
     assert not con.execute(
         "SELECT count(*) FROM kernel_roofline WHERE run_id = ? AND zero_flops", [run]
-    ).fetchone()[0]
+    ).fetchall()[0][0]
 
 
 def _compare_kernels(store: Path, base: str, new: str) -> list[dict]:
