@@ -217,3 +217,43 @@ def test_directory_ingest_reports_an_unreadable_report(tmp_path: Path) -> None:
     locked.chmod(0)
     (r,) = list(ingest_paths(expand_paths([str(d)]), tmp_path / "store"))
     assert r.status == "error" and "cannot read" in (r.error or "")
+
+
+# ---- the CLI over these --------------------------------------------------------------------------------------------
+def _rl(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_rl_sql_copy_into_the_store_is_one_error_line(store: Path) -> None:
+    runs = next((store / "runs").glob("*/part-0.parquet"))
+    before = snapshot(store)
+    code, out, err = _rl("sql", f"COPY (SELECT * FROM runs LIMIT 0) TO '{runs}'", "--store", str(store))
+    assert code == 1 and out == "" and err.count("\n") == 1 and err.startswith("Error: ")
+    assert "read-only: a COPY statement" in err and snapshot(store) == before
+
+
+def test_a_label_given_twice_is_refused(tmp_path: Path) -> None:
+    """Before: `-l k=v -l k=w` silently kept the last value."""
+    code, _, err = _rl("ingest", str(REPORT), "--store", str(tmp_path / "s"), "-l", "k=v", "-l", "k=w")
+    assert code == 2 and "'k' is given twice" in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_rl_doctor(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    run_id = ingest_file(REPORT, root).run_id
+    code, out, _ = _rl("doctor", "--store", str(root))
+    assert code == 0 and "1 runs, every file reads whole" in out
+    part = root / "ceilings" / f"run_id={run_id}" / "part-0.parquet"
+    part.write_bytes(part.read_bytes()[:100])
+    code, out, err = _rl("doctor", "--store", str(root), "--format", "json")
+    assert code == 1 and err.startswith("Error: ") and "1 problem(s)" in err
+    import json
+
+    (row,) = json.loads(out)
+    assert (row["table"], row["problem"], row["path"]) == ("ceilings", "damaged", str(part))
