@@ -1,7 +1,8 @@
 """The Parquet store: layout, atomic publish, dedupe, listing runs, and a DuckDB connection with one view per table.
 
-Seven tables (``rooflake.schema.TABLES`` declares their columns): ``runs`` (one row per ingested file),
-``kernels``, ``metrics``, ``ceilings`` (Nsight Compute), ``ranges``, ``memops``, ``coverage`` (Nsight Systems).
+Eight tables (``rooflake.schema.TABLES`` declares their columns): ``runs`` (one row per ingested file or computed
+run), ``kernels``, ``metrics``, ``ceilings`` (Nsight Compute, ERT, ncu CSV), ``ranges``, ``memops``, ``coverage``
+(Nsight Systems, torch traces), ``estimates`` (a model's analytic per-op estimates, ``rl estimate``).
 Layout (DESIGN.md section 3), table first, Hive-partitioned, ``run_id`` also kept inside each file::
 
     STORE/<table>/run_id=<id>/part-0.parquet
@@ -114,7 +115,7 @@ class Store:
         self, extra_views: dict[str, str] | None = None, setup: str = "", *, unsafe: bool = False
     ) -> Any:  # -> duckdb.DuckDBPyConnection
         """A cursor on this store's DuckDB database (:func:`rooflake.store.database.build`): views ``runs``,
-        ``kernels``, ``metrics``, ``ceilings``, ``ranges``, ``memops``, ``coverage``, then ``extra_views``; ``setup``
+        ``kernels``, ``metrics``, ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``, then ``extra_views``; ``setup``
         (the queries' macros) is run first. Unless ``unsafe``, the database reads the store's files and nothing
         else, and its settings are locked (no ``COPY … TO``, ``ATTACH``, ``INSTALL``). The database is built once
         per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs

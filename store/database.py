@@ -90,7 +90,7 @@ def build(
     unsafe: bool = False,
 ) -> Any:  # -> duckdb.DuckDBPyConnection
     """An in-memory DuckDB database with one view per store table (``runs``, ``kernels``, ``metrics``,
-    ``ceilings``, ``ranges``, ``memops``, ``coverage``), each reading ``root/<table>/*/*.parquet`` (or only the
+    ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``), each reading ``root/<table>/*/*.parquet`` (or only the
     files of ``only_runs``). An empty store gives empty views with the declared columns. ``setup`` is run first
     (macros, persistent so that every cursor sees them); ``extra_views`` maps view names to SQL bodies created
     after the table views. Unless ``unsafe``, the database is then locked down (:func:`lock_down`). Raises
