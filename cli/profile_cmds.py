@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.common import StoreOpt, _guard, _parse_labels, app
+from rooflake.cli.common import StoreOpt, app, guard, parse_labels
 
 
 class SectionSet(str, Enum):
@@ -21,7 +21,7 @@ class SectionSet(str, Enum):
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     no_args_is_help=True,
 )
-@_guard
+@guard
 def profile(
     command: Annotated[
         list[str], typer.Argument(help="The command to profile, after `--`: -- python train.py ...")
@@ -69,7 +69,7 @@ def profile(
         raise typer.BadParameter(
             "filters ncu's kernels: use --ncu", param_hint="--kernel/--nvtx-include/--launch-*"
         )
-    labels = _parse_labels(label or [])
+    labels = parse_labels(label)
     options: dict[str, Any] = dict(
         section_set=section_set.value, nvtx_include=nvtx_include or [], kernel=kernel
     )

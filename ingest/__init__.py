@@ -42,7 +42,7 @@ MAGICS: list[tuple[bytes, str]] = [
     (b"NVIDIA Tegra Profiler Report", "nsys-rep"),
     (b"SQLite format 3\x00", "sqlite"),
 ]
-READABLE = {"ncu-rep", "sqlite", "nsys-rep", "ert-json", "ncu-csv", "torch-trace"}
+READABLE = {"ncu-rep", "sqlite", "nsys-rep", "ert-json", "ncu-csv", "torch-trace", "measured-json"}
 NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep"
 
 
@@ -66,10 +66,12 @@ def detect_format(path: str | Path) -> str:
     for magic, name in MAGICS:
         if head.startswith(magic):
             return name
-    from rooflake.ingest import ert_json, ncu_csv
+    from rooflake.ingest import ert_json, measured_json, ncu_csv
 
     if ert_json.sniff(head):
         return "ert-json"
+    if measured_json.sniff(head):  # `rl ceilings measure`'s JSON
+        return "measured-json"
     from rooflake.ingest import torch_trace
 
     if (kind := torch_trace.sniff(path)) == torch_trace.FORMAT:  # JSON (or .json.gz) with a traceEvents key
@@ -115,10 +117,11 @@ def open_run(path: str | Path, *, run_id: str, fp16: str = "ncu") -> Iterator[di
 
         yield torch_trace.read(path, run_id=run_id)
         return
-    if fmt in ("ert-json", "ncu-csv"):
-        from rooflake.ingest import ert_json, ncu_csv
+    if fmt in ("ert-json", "ncu-csv", "measured-json"):
+        from rooflake.ingest import ert_json, measured_json, ncu_csv
 
-        yield (ert_json if fmt == "ert-json" else ncu_csv).read(path, run_id=run_id, fp16=fp16)
+        reader = {"ert-json": ert_json, "ncu-csv": ncu_csv, "measured-json": measured_json}[fmt]
+        yield reader.read(path, run_id=run_id, fp16=fp16)
         return
     if fmt in ("sqlite", "nsys-rep"):
         from rooflake.ingest import nsys_sqlite
