@@ -112,6 +112,6 @@ def write_report(
         page = report_page(sections, tmp / "charts", title=title)
         (tmp / "index.html").write_text(page, encoding="utf-8")
 
-    out_dir = write_dir(out_dir, fill)
+    written = write_dir(out_dir, fill)
     n_charts = sum(len(sec.get("charts", [])) for sec in sections)
-    return {"index": out_dir / "index.html", "charts": n_charts}
+    return {"index": written / "index.html", "charts": n_charts}

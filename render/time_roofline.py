@@ -12,7 +12,9 @@ T_min = max(F / P, Q_l / W_l, t_o); s = T / T_min is its inefficiency. Two views
   kernel is launch-bound whatever it does.
 
 Everything computed (T_min, s, bound) comes from the query; this module only reshapes rows and draws the geometry
-of the lines. Filled marks are measured, hollow marks ideal; saving is :func:`rooflake.render.save.save_chart`.
+of the lines. Filled marks are measured, hollow marks ideal; a mark's shape is its bound
+(:func:`rooflake.render.marks.bound_shape`: a memory level's own marker, L1 ▲, L2 ■, DRAM ●, as on every chart; a
+cross for a compute bound; a diamond for launch overhead). Saving is :func:`rooflake.render.save.save_chart`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,15 @@ from typing import Any
 import polars as pl
 import pytest
 
-from rooflake.render import roofline_chart, save_chart, zero_flop_table
+from rooflake.render import (
+    roofline_chart,
+    save_chart,
+    spec_dict,
+    time_roofline_chart,
+    trajectory_chart,
+    zero_flop_table,
+)
+from rooflake.render.marks import LEVEL_SHAPE
 from rooflake.schema import RooflineDataError, UsageError
 
 FIXTURE = (
@@ -314,3 +322,82 @@ def test_real_report_a10g_gemms(tmp_path: Path):
     assert {r["ceiling"]: r["value"] for r in lines} == expected
     for p in pts:  # every point lies under its roof
         assert p["achieved_flops_per_s"] <= min(expected["FP32"], expected["DRAM"] * p["ai"]) * 1.01
+
+
+def _shape_map(spec: dict[str, Any]) -> dict[str, str]:
+    """level/bound -> marker of every shape scale in ``spec`` (any nesting)."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            shape = node.get("encoding", {}).get("shape")
+            if isinstance(shape, dict) and "scale" in shape:
+                found.update(zip(shape["scale"]["domain"], shape["scale"]["range"], strict=True))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(spec)
+    return found
+
+
+def test_one_marker_per_memory_level_on_every_chart():
+    """L1 triangle-up, L2 square, DRAM circle on the roofline, the time-based roofline (bound markers) and the
+    trajectories alike (the time chart drew L2 with the roofline's L1 marker before issue 9)."""
+    expected = {"L1": "triangle-up", "L2": "square", "DRAM": "circle"}
+    assert expected == LEVEL_SHAPE
+    roofline = roofline_chart(kernel_roofline(), run_ceilings(), level="all")
+    time_rows = pl.DataFrame(
+        [
+            {"run_id": "synthetic0000000", "grain": "kernel", "kernel_id": i, "name": f"k{i}", "duration_ns": 2e6,
+             "flops": 1e9, "bytes_dram": 1e8, "t_min_ns": 1e6, "launch_overhead_ns": 3000.0, "bound": bound,
+             "inefficiency": 2.0}
+            for i, bound in enumerate(["L1", "L2", "DRAM", "FP32", "TENSOR FP16→FP32", "launch_overhead"])
+        ]
+    )  # fmt: skip
+    time = time_roofline_chart(time_rows, run_ceilings())
+    traj_rows = pl.DataFrame(
+        [
+            {"series": "", "entity": "k", "level": lv, "run_id": f"r{step}", "value": str(step), "step": step,
+             "ai": 1.0 * step, "flops_per_s": 1e12 * step}
+            for lv in ("l1", "l2", "dram")
+            for step in (1, 2)
+        ]
+    )  # fmt: skip
+    trajectory = trajectory_chart(traj_rows, None, level="all")
+    for chart in (roofline, time, trajectory):
+        shapes = _shape_map(spec_dict(chart))
+        assert {lv: shapes[lv] for lv in expected} == expected
+    bounds = _shape_map(spec_dict(time))
+    assert bounds["FP32"] == bounds["TENSOR FP16→FP32"] == "cross"  # every compute bound, named by the data
+    assert bounds["launch_overhead"] == "diamond"
+    assert len({bounds[b] for b in ("L1", "L2", "DRAM", "FP32", "launch_overhead")}) == 5
+
+
+def test_tensor_roof_named_by_the_data():
+    """The compute roof drawn is the points' peak_ceiling, labelled with the ceiling's own label (issue 10's
+    TENSOR FP16→FP32), whatever the ceiling's name; without those columns the precision's usual roof."""
+    tensor = [("void flash_fwd(half*)", "flash_fwd", "tensor", 3.4e10, (4e9, 2e9, 1e9), 1.39e6)]
+    points = kernel_roofline(tensor).with_columns(
+        pl.when(pl.col("precision") == "tensor")
+        .then(pl.lit("TENSOR_FP16_DST_FP32_SPARSITY_OFF"))
+        .alias("peak_ceiling")
+    )
+    ceilings = run_ceilings({"TENSOR_FP16_DST_FP32_SPARSITY_OFF": ("compute", 4.008e13)}).with_columns(
+        pl.when(pl.col("ceiling").str.starts_with("TENSOR")).then(pl.lit("TENSOR FP16→FP32")).alias("label")
+    )
+    chart = roofline_chart(points, ceilings, level="dram", precision="tensor")
+    labels = {r["label"] for r in layer_data(chart, "ceilings")}
+    assert "TENSOR FP16→FP32 40.1 TFLOP/s (ncu-report)" in labels
+    assert {r["text"] for r in layer_data(chart, "ceiling_labels_compute")} == {
+        "TENSOR FP16→FP32 40.1 TFLOP/s"
+    }
+    subtitle = " ".join(chart.to_dict()["title"]["subtitle"])
+    assert "No valid ceiling" not in subtitle
+    # the same rows without peak_ceiling: the usual TENSOR_FP16 / TENSOR roof is wanted, and missing here
+    plain = roofline_chart(points.drop("peak_ceiling"), ceilings, level="dram", precision="tensor")
+    assert "No valid ceiling in this run for: TENSOR_FP16/TENSOR" in " ".join(
+        plain.to_dict()["title"]["subtitle"]
+    )
