@@ -131,7 +131,9 @@ def stage_run(stage: Path, run_id: str, tables: dict[str, pa.Table | DuckTable])
 
 
 def _keep_old(root: Path, run_id: str, stage: Path) -> None:
-    """Hard-link (or, where links are refused, copy) the run's files in place into ``stage/old/<table>/``."""
+    """Hard-link (or, where links are refused, copy) the run's files in place into ``stage/old/<table>/``.
+    ``stage/old/`` is made even for a new run: it marks a swap as begun, for :func:`clean_staging`."""
+    (stage / OLD).mkdir()
     for name in ALL_TABLES:
         src = partition(root, name, run_id) / PART
         if not src.exists():

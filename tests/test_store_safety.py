@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -130,6 +131,23 @@ def test_force_reingest_killed_at_any_instant_never_hides_the_run(tmp_path: Path
         Store(root).clean_staging()
         assert not any((root / ".staging").iterdir())
     assert Store(root).doctor().num_rows == 0
+
+
+def test_a_new_run_killed_mid_swap_leaves_no_invisible_partition(tmp_path: Path) -> None:
+    """A first ingest killed after moving some tables in, before its runs file: the clean-up removes them (they
+    would otherwise sit invisible on disk, listed by doctor as unpublished)."""
+    root = tmp_path / "store"
+    run_id = ingest_file(REPORT, root).run_id
+    new = "feedfacefeedface"
+    stage = root / ".staging" / f"{new}.999999999.dead"
+    (stage / "old").mkdir(parents=True)
+    (stage / "runs").mkdir()
+    shutil.copyfile(root / "runs" / f"run_id={run_id}" / "part-0.parquet", stage / "runs" / "part-0.parquet")
+    shutil.copytree(root / "ceilings" / f"run_id={run_id}", root / "ceilings" / f"run_id={new}")  # moved in
+    (stage / "manifest").write_text("ceilings\nruns")
+    assert Store(root).doctor().column("problem").to_pylist() == ["unpublished", "stale-staging"]
+    assert Store(root).clean_staging() == 1
+    assert not (root / "ceilings" / f"run_id={new}").exists() and Store(root).doctor().num_rows == 0
 
 
 def test_a_zombie_writers_staging_is_cleaned(tmp_path: Path) -> None:
