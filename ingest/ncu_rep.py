@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.ingest.derive import derive
+from rooflake.ingest.messages import Captured, captured_stderr, first_line, shown
 from rooflake.ingest.nvtx import range_name
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 from rooflake.schema import catalog as cat
@@ -38,16 +39,16 @@ def check_framing(path: Path, data: bytes) -> None:
     the framing is checked here. Raises :class:`InputError` naming the file.
     """
     if len(data) == 0:
-        raise InputError(f"{path}: empty file")
+        raise InputError(f"{shown(path)}: empty file")
     if not data.startswith(MAGIC):
-        raise InputError(f"{path}: not an Nsight Compute report (no NVR\\0 magic)")
+        raise InputError(f"{shown(path)}: not an Nsight Compute report (no NVR\\0 magic)")
     pos = 4
     while pos + 4 <= len(data):
         (n,) = struct.unpack_from("<I", data, pos)
         pos += 4 + n
     if pos != len(data):
         raise InputError(
-            f"{path}: truncated Nsight Compute report (a block ends at byte {pos}, the file has {len(data)})"
+            f"{shown(path)}: truncated Nsight Compute report (a block ends at byte {pos}, the file has {len(data)})"
         )
 
 
@@ -153,25 +154,38 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
 
     Returns ``{"kernels": pa.Table (schema KERNELS), "metrics": pa.Table (METRICS), "ceilings": pa.Table
     (CEILINGS), "run": dict}`` where ``run`` holds producer, command_line, gpu_name, compute_capability, n_kernels,
-    n_metrics and derivation (JSON of formulas used). Raises :class:`InputError` for empty, non-ncu, truncated or
-    kernel-less files.
+    n_metrics and derivation (JSON of formulas used). Raises :class:`InputError` (one line) for empty, non-ncu,
+    truncated, corrupt or kernel-less files; what ``ncu_report`` writes to stderr meanwhile is captured (its last
+    line goes into the error).
     """
-    try:
-        return _read(Path(path), run_id, fp16)
-    except InputError:
-        raise
-    except Exception as e:  # noqa: BLE001 - ncu_report and pyarrow raise bare errors on corrupt content
-        raise InputError(f"{path}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
+    path = Path(path)
+    with captured_stderr() as noise:
+        try:
+            return _read(path, run_id, fp16, noise)
+        except InputError:
+            raise
+        except Exception as e:  # noqa: BLE001 - ncu_report and pyarrow raise bare errors on corrupt content
+            said = _said(noise)
+            raise InputError(
+                f"{shown(path)}: corrupt Nsight Compute report ({type(e).__name__}: {first_line(e)}){said}"
+            ) from e
 
 
-def _read(path: Path, run_id: str, fp16: str) -> dict[str, Any]:
+def _said(noise: Captured) -> str:
+    """``; ncu_report: <its last line on stderr>``, or nothing when it wrote nothing."""
+    lines = noise.lines()
+    return f"; ncu_report: {lines[-1]}" if lines else ""
+
+
+def _load(path: Path, noise: Captured) -> tuple[Any, str, str | None]:
+    """(``ncu_report`` context, producer, command line) of the report at ``path``, after checking its framing.
+    Raises :class:`InputError` when it cannot be read or holds no ranges."""
     import ncu_report  # vendor package, imported late so `rl --help` stays fast
 
-    path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+        raise InputError(f"{shown(path)}: cannot read ({e.strerror})") from e
     check_framing(path, data)
     producer, cmd = producer_info(data)
     global _loaded_any
@@ -179,167 +193,212 @@ def _read(path: Path, run_id: str, fp16: str) -> dict[str, Any]:
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as e:  # the vendor library raises bare RuntimeErrors
-        raise InputError(f"{path}: ncu_report cannot load it ({e})") from e
-    n_ranges = ctx.num_ranges()
-    if n_ranges == 0:
-        raise InputError(f"{path}: the report holds no ranges (not a readable Nsight Compute report)")
+        raise InputError(f"{shown(path)}: ncu_report cannot load it ({first_line(e)}){_said(noise)}") from e
+    if ctx.num_ranges() == 0:
+        raise InputError(
+            f"{shown(path)}: the report holds no ranges (not a readable Nsight Compute report){_said(noise)}"
+        )
+    return ctx, producer, cmd
 
-    k: dict[str, list[Any]] = {f.name: [] for f in KERNELS}
-    m: dict[str, list[Any]] = {f.name: [] for f in METRICS}
-    c: dict[str, list[Any]] = {f.name: [] for f in CEILINGS}
-    units: dict[str, str] = {}
-    derivation: dict[str, set[str]] = {}
+
+class _Tables:
+    """The rows read so far, column by column (schemas KERNELS, METRICS, CEILINGS), the unit of each metric name
+    (read once: ``IMetric.unit()`` is slow), and the formulas used for each derived quantity."""
+
+    def __init__(self) -> None:
+        self.k: dict[str, list[Any]] = {f.name: [] for f in KERNELS}
+        self.m: dict[str, list[Any]] = {f.name: [] for f in METRICS}
+        self.c: dict[str, list[Any]] = {f.name: [] for f in CEILINGS}
+        self.units: dict[str, str] = {}
+        self.derivation: dict[str, set[str]] = {}
+
+
+def _read(path: Path, run_id: str, fp16: str, noise: Captured) -> dict[str, Any]:
+    ctx, producer, cmd = _load(path, noise)
+    t = _Tables()
     kernel_id = 0
-    for r in range(n_ranges):
+    for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
             act = rng.action_by_idx(a)
-            values: dict[str, float] = {}
-            mn, mu, mk, md, ms, mi, mvals, mstrs, mids = (
-                m["metric_name"],
-                m["unit"],
-                m["kind"],
-                m["value_double"],
-                m["value_string"],
-                m["value_uint64"],
-                m["instance_values"],
-                m["instance_strings"],
-                m["instance_ids"],
-            )
-            names = act.metric_names()
-            for name in names:
-                metric = act.metric_by_name(name)
-                kind = metric.kind()
-                unit = units.get(name)
-                if unit is None:
-                    unit = units[name] = metric.unit()
-                mn.append(name)
-                mu.append(unit)
-                mk.append(_KINDS.get(kind, str(kind)))
-                v = _value(metric, kind)
-                if kind == _STRING or isinstance(v, str):
-                    md.append(None)
-                    ms.append(v)
-                    mi.append(None)
-                elif v is None:
-                    md.append(None)
-                    ms.append(None)
-                    mi.append(None)
-                else:
-                    fv = float(v)
-                    md.append(fv)
-                    ms.append(None)
-                    mi.append(int(v) if kind in (_UINT32, _UINT64) else None)
-                    values[name] = fv
-                ninst = metric.num_instances()
-                if ninst:
-                    inst = [_value(metric, metric.kind(i), i) for i in range(ninst)]
-                    if any(isinstance(x, str) for x in inst):
-                        mvals.append(None)
-                        mstrs.append([None if x is None else str(x) for x in inst])
-                    else:
-                        mvals.append([None if x is None else float(x) for x in inst])
-                        mstrs.append(None)
-                    if metric.has_correlation_ids():
-                        ids = metric.correlation_ids()
-                        mids.append([str(_value(ids, ids.kind(i), i)) for i in range(ids.num_instances())])
-                    else:
-                        mids.append(None)
-                else:
-                    mvals.append(None)
-                    mstrs.append(None)
-                    mids.append(None)
-            n = len(names)
-            m["run_id"].extend([run_id] * n)
-            m["kernel_id"].extend([kernel_id] * n)
-
-            cc_str, cc = _cc(values)
-            d = derive(values, cc, fp16, roofline_section_metrics(act))
-            gpu = act.metric_by_name("device__attribute_display_name")
-            gpu_name = gpu.value() if gpu is not None else None
-            path_, stack, domain = _nvtx(act)
-            demangled = act.name(ncu_report.IAction.NameBase_DEMANGLED)
-            flops = [d.quantities[q] for q in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")]
-            if _GEMM_RE.search(demangled) and any(f is not None for f in flops) and not any(f for f in flops):
-                d.flags.append("gemm_without_flops")
-            get = act.metric_by_name
-            dev = get("launch__device_id") or get("device__attribute_device_index")
-            row = {
-                "run_id": run_id,
-                "kernel_id": kernel_id,
-                "range_idx": r,
-                "action_idx": a,
-                "name": demangled,
-                "short_name": act.name(ncu_report.IAction.NameBase_FUNCTION),
-                "mangled_name": act.name(ncu_report.IAction.NameBase_MANGLED),
-                "grid_x": _int(get("launch__grid_dim_x")),
-                "grid_y": _int(get("launch__grid_dim_y")),
-                "grid_z": _int(get("launch__grid_dim_z")),
-                "block_x": _int(get("launch__block_dim_x")),
-                "block_y": _int(get("launch__block_dim_y")),
-                "block_z": _int(get("launch__block_dim_z")),
-                "grid_size": _int(get("launch__grid_size")),
-                "block_size": _int(get("launch__block_size")),
-                "registers_per_thread": _int(get("launch__registers_per_thread")),
-                "shared_mem_static_bytes": _int(get("launch__shared_mem_per_block_static")),
-                "shared_mem_dynamic_bytes": _int(get("launch__shared_mem_per_block_dynamic")),
-                "device_id": _int(dev),
-                "context_id": _int(get("launch__context_id")),
-                "stream_id": _int(get("launch__stream_id")),
-                "gpu_name": gpu_name,
-                "compute_capability": cc_str,
-                "nvtx_path": path_,
-                "nvtx_stack": stack,
-                "nvtx_domain": domain,
-                "start_ns": None,
-                "end_ns": None,
-                "duration_ns": d.duration_ns,
-                **d.quantities,
-                "provenance": list(d.provenance.items()),
-                "flags": d.flags,
-                "attribution": "push_pop" if path_ else "no_range_open",
-            }
-            for key, col in k.items():
-                col.append(row.get(key))
-            for qty, how in d.provenance.items():
-                derivation.setdefault(qty, set()).add(how)
-            sm_clock = values.get("sm__cycles_elapsed.avg.per_second")
-            mhz = "?" if sm_clock is None or math.isnan(sm_clock) else f"{sm_clock / 1e6:.0f}MHz"
-            machine_key = f"{gpu_name}|{cc_str}|{mhz}"
-            for ce in d.ceilings:
-                c["run_id"].append(run_id)
-                c["kernel_id"].append(kernel_id)
-                c["machine_key"].append(machine_key)
-                c["ceiling"].append(ce.ceiling)
-                c["kind"].append(ce.kind)
-                c["value"].append(ce.value)
-                c["unit"].append("byte/s" if ce.kind == "bandwidth" else "FLOP/s")
-                c["clock_hz"].append(ce.clock_hz)
-                c["formula"].append(ce.formula)
-                c["source"].append("ncu-report")
-                c["source_name"].append(None)
-                c["measured_at"].append(None)
-                c["details"].append(None)
+            values = _metrics(act, t, run_id, kernel_id)
+            _kernel(act, (r, a), values, t, run_id, kernel_id, fp16)
             kernel_id += 1
     if kernel_id == 0:
-        raise InputError(f"{path}: the report holds {n_ranges} range(s) but no profiled kernels")
-    kernels = pa.table(k, schema=KERNELS)
-    metrics = pa.table(m, schema=METRICS)
-    ceilings = pa.table(c, schema=CEILINGS)
-    first = {f: k[f][0] for f in ("gpu_name", "compute_capability")}
+        raise InputError(
+            f"{shown(path)}: the report holds {ctx.num_ranges()} range(s) but no profiled kernels"
+        )
+    kernels = pa.table(t.k, schema=KERNELS)
+    metrics = pa.table(t.m, schema=METRICS)
     return {
         "kernels": kernels,
         "metrics": metrics,
-        "ceilings": ceilings,
+        "ceilings": pa.table(t.c, schema=CEILINGS),
         "run": {
             "source_format": "ncu-rep",
             "producer": producer,
             "command_line": cmd,
             "host": None,
-            **first,
+            **{f: t.k[f][0] for f in ("gpu_name", "compute_capability")},
             "n_kernels": kernels.num_rows,
             "n_metrics": metrics.num_rows,
-            "derivation": json.dumps({q: sorted(v) for q, v in sorted(derivation.items())}),
+            "derivation": json.dumps({q: sorted(v) for q, v in sorted(t.derivation.items())}),
             "fp16_convention": fp16,
         },
     }
+
+
+def _metrics(act: Any, t: _Tables, run_id: str, kernel_id: int) -> dict[str, float]:
+    """Append every metric of action ``act`` to ``t.m`` (value by its kind, instances); returns the numeric values
+    by name (the input of :func:`rooflake.ingest.derive.derive`)."""
+    values: dict[str, float] = {}
+    m, units = t.m, t.units
+    mn, mu, mk, md, ms, mi = (m[c] for c in ("metric_name", "unit", "kind", "value_double", "value_string",
+                                             "value_uint64"))  # fmt: skip
+    mvals, mstrs, mids = m["instance_values"], m["instance_strings"], m["instance_ids"]
+    names = act.metric_names()
+    for name in names:
+        metric = act.metric_by_name(name)
+        kind = metric.kind()
+        unit = units.get(name)
+        if unit is None:
+            unit = units[name] = metric.unit()
+        mn.append(name)
+        mu.append(unit)
+        mk.append(_KINDS.get(kind, str(kind)))
+        v = _value(metric, kind)
+        if kind == _STRING or isinstance(v, str):
+            md.append(None)
+            ms.append(v)
+            mi.append(None)
+        elif v is None:
+            md.append(None)
+            ms.append(None)
+            mi.append(None)
+        else:
+            fv = float(v)
+            md.append(fv)
+            ms.append(None)
+            mi.append(int(v) if kind in (_UINT32, _UINT64) else None)
+            values[name] = fv
+        ninst = metric.num_instances()
+        if ninst:
+            inst_vals, inst_strs, inst_ids = _instances(metric, ninst)
+            mvals.append(inst_vals)
+            mstrs.append(inst_strs)
+            mids.append(inst_ids)
+        else:
+            mvals.append(None)
+            mstrs.append(None)
+            mids.append(None)
+    m["run_id"].extend([run_id] * len(names))
+    m["kernel_id"].extend([kernel_id] * len(names))
+    return values
+
+
+def _instances(metric: Any, n: int) -> tuple[list[Any] | None, list[Any] | None, list[str] | None]:
+    """(numeric values, string values, correlation ids as text) of an instanced metric's ``n`` instances: one of
+    the first two is None."""
+    inst = [_value(metric, metric.kind(i), i) for i in range(n)]
+    ids = None
+    if metric.has_correlation_ids():
+        c = metric.correlation_ids()
+        ids = [str(_value(c, c.kind(i), i)) for i in range(c.num_instances())]
+    if any(isinstance(x, str) for x in inst):
+        return None, [None if x is None else str(x) for x in inst], ids
+    return [None if x is None else float(x) for x in inst], None, ids
+
+
+def _kernel(
+    act: Any,
+    where: tuple[int, int],
+    values: dict[str, float],
+    t: _Tables,
+    run_id: str,
+    kernel_id: int,
+    fp16: str,
+) -> None:
+    """Append action ``act``'s kernel row (at ``where`` = (range, action) index) to ``t.k`` and its ceilings to
+    ``t.c``, from the derived roofline quantities of its metric ``values``."""
+    import ncu_report
+
+    cc_str, cc = _cc(values)
+    d = derive(values, cc, fp16, roofline_section_metrics(act))
+    gpu = act.metric_by_name("device__attribute_display_name")
+    gpu_name = gpu.value() if gpu is not None else None
+    path_, stack, domain = _nvtx(act)
+    demangled = act.name(ncu_report.IAction.NameBase_DEMANGLED)
+    flops = [d.quantities[q] for q in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")]
+    if _GEMM_RE.search(demangled) and any(f is not None for f in flops) and not any(f for f in flops):
+        d.flags.append("gemm_without_flops")
+    row = {
+        "run_id": run_id,
+        "kernel_id": kernel_id,
+        "range_idx": where[0],
+        "action_idx": where[1],
+        "name": demangled,
+        "short_name": act.name(ncu_report.IAction.NameBase_FUNCTION),
+        "mangled_name": act.name(ncu_report.IAction.NameBase_MANGLED),
+        **_launch(act),
+        "gpu_name": gpu_name,
+        "compute_capability": cc_str,
+        "nvtx_path": path_,
+        "nvtx_stack": stack,
+        "nvtx_domain": domain,
+        "start_ns": None,
+        "end_ns": None,
+        "duration_ns": d.duration_ns,
+        **d.quantities,
+        "provenance": list(d.provenance.items()),
+        "flags": d.flags,
+        "attribution": "push_pop" if path_ else "no_range_open",
+    }
+    for key, col in t.k.items():
+        col.append(row.get(key))
+    for qty, how in d.provenance.items():
+        t.derivation.setdefault(qty, set()).add(how)
+    _ceilings(t, d.ceilings, values, f"{gpu_name}|{cc_str}", run_id, kernel_id)
+
+
+def _ceilings(
+    t: _Tables, ceilings: list[Any], values: dict[str, float], machine: str, run_id: str, kernel_id: int
+) -> None:
+    """Append a kernel's ceilings (peaks at its clocks) to ``t.c``; machine key = ``gpu|cc|<sm clock>MHz``. Columns
+    of CEILINGS that the report does not fill (source_name, measured_at, details) are NULL."""
+    sm_clock = values.get("sm__cycles_elapsed.avg.per_second")
+    mhz = "?" if sm_clock is None or math.isnan(sm_clock) else f"{sm_clock / 1e6:.0f}MHz"
+    for ce in ceilings:
+        row = {
+            "run_id": run_id,
+            "kernel_id": kernel_id,
+            "machine_key": f"{machine}|{mhz}",
+            "ceiling": ce.ceiling,
+            "kind": ce.kind,
+            "value": ce.value,
+            "unit": "byte/s" if ce.kind == "bandwidth" else "FLOP/s",
+            "clock_hz": ce.clock_hz,
+            "formula": ce.formula,
+            "source": "ncu-report",
+        }
+        for key, col in t.c.items():
+            col.append(row.get(key))
+
+
+# kernel columns from launch__* metrics (integers; the device id from launch__device_id, else the device index)
+_LAUNCH = {
+    **{f"{d}_{a}": f"launch__{d}_dim_{a}" for d in ("grid", "block") for a in "xyz"},
+    "grid_size": "launch__grid_size",
+    "block_size": "launch__block_size",
+    "registers_per_thread": "launch__registers_per_thread",
+    "shared_mem_static_bytes": "launch__shared_mem_per_block_static",
+    "shared_mem_dynamic_bytes": "launch__shared_mem_per_block_dynamic",
+    "context_id": "launch__context_id",
+    "stream_id": "launch__stream_id",
+}
+
+
+def _launch(act: Any) -> dict[str, int | None]:
+    """The launch columns of a kernel row (grid/block dims, registers, shared memory, device/context/stream)."""
+    get = act.metric_by_name
+    dev = get("launch__device_id") or get("device__attribute_device_index")
+    return {col: _int(get(metric)) for col, metric in _LAUNCH.items()} | {"device_id": _int(dev)}

@@ -427,7 +427,7 @@ def _range_rows(evs: _Events) -> list[dict[str, Any]]:
                 "start_ns": r.start,
                 "end_ns": r.end,
                 "thread": _int(r.ev.get("tid")),
-                "process": _int(r.ev.get("pid")),
+                "process_id": _int(r.ev.get("pid")),
                 "depth": r.depth,
                 "parent_id": r.parent,
                 "args": _json(args),

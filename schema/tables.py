@@ -337,7 +337,7 @@ RANGES = _schema(
         ("start_ns", _I64, "ns", "start (marks: their time)", "NVTX_EVENTS.start"),
         ("end_ns", _I64, "ns", "end (marks: = start; NULL if never closed)", "NVTX_EVENTS.end"),
         ("thread", _I64, "", "nsys global thread id that opened the range", "NVTX_EVENTS.globalTid"),
-        ("process", _I64, "", "nsys global process id", "globalTid & ~0xFFFFFF"),
+        ("process_id", _I64, "", "nsys global process id", "globalTid & ~0xFFFFFF"),
         (
             "end_thread",
             _I64,

@@ -20,6 +20,8 @@ from _support import FIXTURES
 
 NSYS = FIXTURES / "nsys"
 EXPORTS = sorted(NSYS.glob("*.sqlite"))
+# NVTX event types that are ranges or marks (ENUM_NSYS_EVENT_TYPE): NvtxMark, NvtxPushPopRange, NvtxStartEndRange,
+# NvtxtMark, NvtxtPushPopRange, NvtxtStartEndRange (ingest/nsys/macros.sql names them for the reader)
 RANGE_TYPES = (34, 59, 60, 65, 70, 71)
 
 
@@ -314,7 +316,7 @@ def test_sweep_in_slices_gives_the_same_tables(
 ) -> None:
     """The NVTX stack sweep runs slice by slice of the time axis (bounded memory): many small slices must give
     exactly the tables one slice gives, ranges open across slice bounds included; the number of slices is capped."""
-    from rooflake.ingest import nsys_sqlite, read
+    from rooflake.ingest import nsys_sqlite, read, sqlscript
 
     def tables() -> dict[str, list[str]]:
         out = read(NSYS / name, run_id="r")
@@ -322,32 +324,17 @@ def test_sweep_in_slices_gives_the_same_tables(
 
     one = tables()
     slices = []
-    execute = nsys_sqlite._execute
+    run = sqlscript.run
 
-    def spy(con, stmt: str, params=None) -> None:
-        if params and "t_lo" in params:
+    def spy(con, file: str, **params):
+        if file == "nsys/sweep_slice.sql":
             slices.append(params["t_lo"])
-        execute(con, stmt, params)
+        return run(con, file, **params)
 
-    monkeypatch.setattr(nsys_sqlite, "_execute", spy)
+    monkeypatch.setattr(sqlscript, "run", spy)
     monkeypatch.setattr(nsys_sqlite, "SLICE_RANGES", per_slice)
     monkeypatch.setattr(nsys_sqlite, "MAX_SLICES", max_slices)
     many = tables()
     assert len(set(slices)) in want  # really swept in slices, no more than the cap
     assert many == one
     assert len(one["ranges"]) > 200 and any("'depth': 2" in r for r in one["ranges"])
-
-
-def test_each_binds_only_the_statement_s_own_parameters() -> None:
-    """ "-- @each" binds a slice's columns as $parameters: exactly those the statement uses outside comments (DuckDB
-    refuses extra ones), and a parameter the table lacks is a mistake in the SQL file."""
-    from rooflake.ingest.nsys_sqlite import _params
-
-    row = {"slice": 0, "t": 5, "t_lo": 1, "t_hi": 2}
-    assert _params("SELECT * FROM x WHERE t >= $t_lo -- before $t_hi\n  AND t < $t_hi", row) == {
-        "t_lo": 1,
-        "t_hi": 2,
-    }
-    assert _params("SELECT $t", row) == {"t": 5}
-    with pytest.raises(ValueError, match=r"\$t_mid"):
-        _params("SELECT $t_mid", row)

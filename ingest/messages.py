@@ -1,0 +1,76 @@
+"""One line per message: what the readers put in an error about a file.
+
+- :func:`shown`: a file name as it is, or quoted like a Python string literal when it holds a character that is not
+  printable (a newline would split the line, an escape sequence would colour the terminal).
+- :func:`first_line`: a driver's message without the query text or the traceback it appends on further lines.
+- :func:`captured_stderr`: the native libraries' own stderr (``ncu_report``'s absl/protobuf logging writes to file
+  descriptor 2 directly) captured for the duration of a read, so that nothing but rooflake's one line reaches the
+  terminal; what they said can go into that line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+
+def shown(path: str | Path) -> str:
+    """``path`` for a one-line message: as it is when every character is printable, else its Python ``repr``
+    (``'run\\n2.sqlite'``)."""
+    s = str(path)
+    return s if s.isprintable() else repr(s)
+
+
+def first_line(e: BaseException | str) -> str:
+    """The first non-empty line of an exception's message (or of a text); the exception's type name when empty."""
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    if lines:
+        return lines[0].strip()
+    return type(e).__name__ if isinstance(e, BaseException) else ""
+
+
+class Captured:
+    """What a native library wrote to file descriptor 2 inside :func:`captured_stderr`."""
+
+    def __init__(self, file: IO[bytes] | None) -> None:
+        self.file = file
+
+    def lines(self) -> list[str]:
+        """The non-empty lines written so far (absl's own "before InitializeLog" notice left out), each without its
+        ``E0000 time pid file:line]`` prefix."""
+        if self.file is None:
+            return []
+        self.file.flush()
+        self.file.seek(0)
+        text = self.file.read().decode("utf-8", errors="replace")
+        out = []
+        for line in text.splitlines():
+            line = line.strip()
+            if line and not line.startswith("WARNING: All log messages before absl::InitializeLog()"):
+                out.append(line.split("] ", 1)[1] if "] " in line[:80] else line)
+        return out
+
+
+@contextlib.contextmanager
+def captured_stderr() -> Iterator[Captured]:
+    """Redirect file descriptor 2 into a temporary file for the block (process-wide: the readers run it in a
+    single-threaded section); yields a :class:`Captured`. When fd 2 cannot be duplicated, nothing is captured."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield Captured(None)
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield Captured(tmp)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)

@@ -1,0 +1,58 @@
+-- attribution: every GPU operation (kernel, memcpy, memset) attributed to the NVTX ranges open on the CPU thread that
+-- launched it, at the launch call's time (rooflake.ingest.nsys_sqlite; the reader purges DuckDB's allocator after
+-- this file).
+-- Creates: paths (path_id -> nvtx_path, nvtx_stack, nvtx_domain: one row per distinct NVTX stack), ops_out (one row
+-- per GPU operation: uid; op_kind, idx (kernel_id, op_id), src_row (its rowid: the output joins the source's other
+-- columns by it); its launch call; path_id, nvtx_start_end (start/end range names), attribution (reason)).
+-- Columns: none (statements only).
+
+CREATE TEMP TABLE paths AS
+SELECT row_number() OVER (ORDER BY s.domain_id, s.stack) AS path_id, s.domain_id, s.stack AS nvtx_stack,
+       d.domain AS nvtx_domain, d.domain || ':' || array_to_string(s.stack, '/') AS nvtx_path
+FROM (SELECT DISTINCT domain_id, stack FROM leaf_stack) AS s
+LEFT JOIN domain_names AS d USING (domain_id);
+
+CREATE TEMP TABLE leaf_path AS
+SELECT l.leaf AS range_id, p.path_id
+FROM leaf_stack AS l JOIN paths AS p ON p.domain_id = l.domain_id AND p.nvtx_stack = l.stack;
+
+DROP TABLE leaf_stack;
+
+-- start/end ranges open anywhere in the launching process at launch time
+CREATE TEMP TABLE op_se AS
+SELECT o.uid, list(r.name ORDER BY r.start_ns, r.range_id) AS names
+FROM ops AS o
+JOIN (SELECT * FROM ranges_named WHERE kind = 'start_end') AS r
+    ON r.process_id = o.process_id
+    AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807)
+GROUP BY o.uid;
+
+-- operations with no range on their own thread: was a push/pop range open on another thread of the process?
+CREATE TEMP TABLE op_other AS
+SELECT DISTINCT o.uid
+FROM (SELECT * FROM ops WHERE launch_thread IS NOT NULL AND uid NOT IN (SELECT uid FROM op_inner)) AS o
+JOIN push_pop AS r
+    ON process_of(r.thread) = o.process_id
+    AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807);
+
+CREATE TEMP TABLE ops_out AS
+SELECT
+    o.*, lp.path_id, se.names AS nvtx_start_end,
+    CASE
+        WHEN lp.path_id IS NOT NULL THEN 'push_pop'
+        WHEN o.launch_thread IS NULL THEN 'no_launch_row'
+        WHEN se.names IS NOT NULL THEN 'start_end'
+        WHEN ot.uid IS NOT NULL THEN 'other_thread'
+        ELSE 'no_range_open'
+    END AS attribution
+FROM ops AS o
+LEFT JOIN op_inner AS i USING (uid)
+LEFT JOIN leaf_path AS lp ON lp.range_id = i.innermost
+LEFT JOIN op_se AS se USING (uid)
+LEFT JOIN op_other AS ot USING (uid);
+
+DROP TABLE ops;
+DROP TABLE op_inner;
+DROP TABLE leaf_path;
+DROP TABLE op_se;
+DROP TABLE op_other;

@@ -1,0 +1,81 @@
+-- output: the reader's output tables as views over the attribution and the sources, named as the store's columns
+-- (rooflake.schema.tables: KERNELS, MEMOPS, RANGES, COVERAGE); rooflake.ingest.nsys_sqlite conforms each to its
+-- schema (conform.sql: run_id added, every column cast, absent ones NULL) and DuckDB streams it to Parquet.
+-- Rows come in no particular order: sorting whole rows with their names cost 280 MB at 150k kernels, and a sort of
+-- integers with the strings joined after it keeps its order only while DuckDB probes with the sorted side (not when
+-- an export has more strings than kernels).
+-- Columns: those of the store's tables, in rooflake.schema.tables (units in the names: *_ns ns, *_bytes byte).
+
+-- kernels: one row per CUPTI_ACTIVITY_KIND_KERNEL row (filtered on the narrow side, ops_out: DuckDB builds its hash
+-- table there)
+CREATE TEMP VIEW kernels_out AS
+SELECT
+    a.idx AS kernel_id,
+    coalesce(x.name_text, s_name.value) AS name,
+    coalesce(x.short_name_text, s_short.value) AS short_name,
+    coalesce(x.mangled_name_text, s_mangled.value) AS mangled_name,
+    x.device_id, x.context_id, x.stream_id, x.correlation_id, x.graph_id, x.graph_node_id,
+    a.launch_thread, a.launch_start_ns, a.launch_api,
+    a.attribution, a.nvtx_start_end,
+    x.grid_x, x.grid_y, x.grid_z, x.block_x, x.block_y, x.block_z,
+    x.grid_x * x.grid_y * x.grid_z AS grid_size,
+    x.block_x * x.block_y * x.block_z AS block_size,
+    x.registers AS registers_per_thread,
+    x.smem_static AS shared_mem_static_bytes,
+    x.smem_dynamic AS shared_mem_dynamic_bytes,
+    g.gpu_name,
+    CASE WHEN g.cc_major IS NOT NULL THEN g.cc_major::VARCHAR || '.' || g.cc_minor::VARCHAR END AS compute_capability,
+    p.nvtx_path, p.nvtx_stack, p.nvtx_domain,
+    x.start AS start_ns,
+    x."end" AS end_ns,
+    x."end" - x.start AS duration_ns,
+    x.process_id,
+    -- CASE over a column, not a bare constant: DuckDB would write the column as REQUIRED (not null) and
+    -- pyarrow-written partitions have it OPTIONAL
+    CASE WHEN a.idx >= 0 THEN MAP {'*': 'NULL: no counters in Nsight Systems'} END AS provenance,
+    CASE WHEN a.idx >= 0 THEN []::VARCHAR[] END AS flags
+FROM k_raw AS x
+JOIN ops_out AS a ON a.src_row = x.src_row
+LEFT JOIN strings AS s_name ON s_name.id = x.name_id
+LEFT JOIN strings AS s_short ON s_short.id = x.short_name_id
+LEFT JOIN strings AS s_mangled ON s_mangled.id = x.mangled_name_id
+LEFT JOIN gpus AS g ON g.device_id = x.device_id
+LEFT JOIN paths AS p ON p.path_id = a.path_id
+WHERE a.op_kind = 'kernel';
+
+-- memops: one row per CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET row
+CREATE TEMP VIEW memops_out AS
+SELECT
+    a.idx AS op_id,
+    x.kind, x.copy_kind, x.bytes, x.device_id, x.context_id, x.stream_id, x.correlation_id,
+    a.launch_thread, a.launch_start_ns, a.attribution,
+    x.start AS start_ns,
+    x."end" AS end_ns,
+    x."end" - x.start AS duration_ns,
+    x.process_id,
+    p.nvtx_path, p.nvtx_stack, p.nvtx_domain
+FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw) AS x
+JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
+LEFT JOIN paths AS p ON p.path_id = a.path_id
+WHERE a.op_kind <> 'kernel';
+
+-- ranges: one row per NVTX range or mark. The reader writes it with DuckDB's build_side_probe_side optimizer off:
+-- the hash join builds on pp, written on the right (DuckDB's estimate of the filtered range view is low, and it
+-- built on the 700k ranges with their text and names: +173 MB while writing, +64 MB so)
+CREATE TEMP VIEW ranges_out AS
+SELECT
+    d.domain, r.name, r.text, r.range_id, r.kind, r.start_ns, r.end_ns, r.process_id, r.thread, r.end_thread,
+    pp.depth, pp.parent_id
+FROM ranges_named AS r
+LEFT JOIN pp ON pp.range_id = r.range_id
+LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id;
+
+-- coverage: per device, kind of operation and attribution, the operations and their GPU time (ns)
+CREATE TEMP TABLE coverage_out AS
+SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
+       count(graph_node_id) AS graph_ops
+FROM ops_out
+GROUP BY ALL;
+
+CREATE TEMP VIEW coverage_sorted AS
+SELECT * FROM coverage_out ORDER BY device_id, op_kind, attribution;
