@@ -14,30 +14,50 @@ from rooflake.schema import RooflakeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+HELP = (
+    "rooflake: Nsight Compute reports and Nsight Systems exports into a Parquet store; roofline views (kernels, "
+    "NVTX layers, time-based, trajectories, comparisons, physics checks, reports) with DuckDB SQL and Altair."
+)
 
-def _err(msg: str) -> None:
+
+def err(msg: str) -> None:
+    """Print ``Error: <msg>`` on stderr."""
     typer.echo(f"Error: {msg}", err=True)
 
 
-def _guard(fn: F) -> F:
-    """Run a command; a RooflakeError becomes ``Error: ...`` on stderr and exit 1 (the one place this happens)."""
+def _named_paths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Path]:
+    """The files and folders the user named in a command's arguments (Path values, or lists of them)."""
+    out: list[Path] = []
+    for v in [*args, *kwargs.values()]:
+        for item in v if isinstance(v, list) else [v]:
+            if isinstance(item, Path):
+                out.append(item.resolve())
+    return out
+
+
+def _about_named_path(e: OSError, named: list[Path]) -> bool:
+    if not e.filename:
+        return False
+    p = Path(str(e.filename)).resolve()
+    return any(p == n or n in p.parents for n in named)
+
+
+def guard(fn: F) -> F:
+    """Run a command; a :class:`RooflakeError`, or an ``OSError`` about a file or folder the user named (``--out``),
+    becomes ``Error: ...`` on stderr and exit 1 (the one place this happens). Anything else is a bug: its traceback
+    shows."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except RooflakeError as e:
-            _err(str(e))
+            err(str(e))
             raise typer.Exit(1) from None
-        except ValueError as e:  # bad option values detected by the library (e.g. output suffix)
-            _err(str(e))
-            raise typer.Exit(1) from None
-        except Exception as e:  # DuckDB on a damaged store file: one line, no traceback
-            import duckdb
-
-            if not isinstance(e, duckdb.Error):
+        except OSError as e:
+            if not _about_named_path(e, _named_paths(args, kwargs)):
                 raise
-            _err(f"reading the store failed: {' '.join(str(e).split())}")
+            err(f"{e.filename}: {e.strerror or e}")
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
@@ -45,7 +65,7 @@ def _guard(fn: F) -> F:
 
 app = typer.Typer(
     name="rl",
-    help="rooflake: Nsight Compute reports into a Parquet store; roofline views with DuckDB SQL and Altair.",
+    help=HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -59,6 +79,14 @@ StoreOpt = Annotated[
         show_default=False,
     ),
 ]
+RunArg = Annotated[str | None, typer.Argument(help="Run id or unique prefix (default: the latest run).")]
+DepthOpt = Annotated[
+    int, typer.Option("--depth", "-d", min=1, help="NVTX stack depth of a layer (1 = outermost).")
+]
+WhereOpt = Annotated[
+    list[str] | None,
+    typer.Option("--where", "-w", help="KEY=VALUE label the runs must carry (repeatable)."),
+]
 
 
 def _version(value: bool) -> None:
@@ -69,22 +97,32 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(help=HELP)
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """rooflake: Nsight Compute reports into a Parquet store; roofline views with DuckDB SQL and Altair."""
+    pass
 
 
-def _parse_labels(labels: list[str], option: str = "--label") -> dict[str, str]:
+def parse_labels(labels: list[str] | None, option: str = "--label") -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; a bad item is a usage error (exit 2) naming ``option``."""
     out: dict[str, str] = {}
-    for item in labels:
+    for item in labels or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=option)
+        if key.strip() in out:  # -l k=v -l k=w: which one was meant? refuse rather than keep the last
+            raise typer.BadParameter(f"{key.strip()!r} is given twice; give each key once", param_hint=option)
         out[key.strip()] = value
+    return out
+
+
+def chart_out(out: Path) -> Path:
+    """``out`` if it names a chart file (.html, .png, .svg); a usage error (exit 2) otherwise."""
+    if out.suffix.lower() not in (".html", ".png", ".svg"):
+        raise typer.BadParameter(f"{out}: use a .html, .png or .svg file", param_hint="--out")
     return out
 
 
@@ -101,10 +139,15 @@ class Fmt(str, Enum):
 
 
 FmtOpt = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", "-o", help="Write to this file instead of stdout (missing parent directories are created)."
+    ),
+]
 
 
-def _need_out(fmt: Fmt, out: Path | None) -> None:
+def need_out(fmt: Fmt, out: Path | None) -> None:
     """Parquet is binary: it goes to a file, never to the terminal (exit 2 otherwise)."""
     if fmt is Fmt.parquet and out is None:
         raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
@@ -130,19 +173,17 @@ class Precision(str, Enum):
     all = "all"
 
 
-def _emit(table: Any, fmt: Fmt, out: Path | None) -> None:
+def emit(table: Any, fmt: Fmt, out: Path | None) -> None:
+    """Write ``table`` as ``fmt`` to ``out`` or stdout (:func:`rooflake.cli.output.write_table`)."""
     from rooflake.cli.output import write_table
 
     write_table(table, fmt.value, out)
 
 
-def _print_match(m: dict[str, Any]) -> None:
-    for row in m["summary"].to_pylist():
-        typer.echo(
-            f"ncu match ({m['ncu_run']}): {row['match']:<20} {row['launches']:>7} launches "
-            f"({row['share_of_launches']:.1%}), {row['share_of_gpu_time']:.1%} of kernel time"
-        )
-    for row in m["unmatched_nsys"].to_pylist()[:10]:
-        typer.echo(f"  not profiled by ncu: {row['name'][:100]} ({row['launches']} launches)")
-    for row in m["unmatched_ncu"].to_pylist()[:10]:
-        typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {row['name'][:100]}")
+def on_terminal(fmt: Fmt, out: Path | None) -> bool:
+    """The result goes to the terminal as a table (where the CLI adds its summary lines)."""
+    return fmt is Fmt.table and out is None
+
+
+# the names these had before cli/ was split (other command modules may still import them)
+_err, _guard, _parse_labels, _need_out, _emit = err, guard, parse_labels, need_out, emit

@@ -13,17 +13,17 @@ from rooflake.cli.common import (
     FmtOpt,
     OutOpt,
     StoreOpt,
-    _emit,
-    _err,
-    _guard,
-    _need_out,
-    _parse_labels,
     app,
+    emit,
+    err,
+    guard,
+    need_out,
+    parse_labels,
 )
 
 
 @app.command()
-@_guard
+@guard
 def ingest(
     paths: Annotated[
         list[str], typer.Argument(help="Report files, directories (searched recursively) or globs.")
@@ -53,7 +53,7 @@ def ingest(
     """
     from rooflake.pipeline import expand_paths, ingest_paths
 
-    labels = _parse_labels(label or [])
+    labels = parse_labels(label)
     files = expand_paths(paths)
     results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
     failed = 0
@@ -75,7 +75,7 @@ def ingest(
 
 def _print_result(r: Any, as_json: bool) -> int:
     if r.status == "error":
-        _err(r.error)
+        err(r.error)
         return 1
     if as_json:
         line = json.dumps(r.as_dict())
@@ -95,38 +95,40 @@ def _print_result(r: Any, as_json: bool) -> int:
 
 
 @app.command()
-@_guard
+@guard
 def runs(
     store: StoreOpt = None,
     fmt: FmtOpt = Fmt.table,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
-    from rooflake.schema.duck import fetch_arrow
     from rooflake.store import Store
+    from rooflake.views.runs import run_list
 
     if fmt is Fmt.parquet:
         raise typer.BadParameter(
             "rl runs prints; for Parquet use rl sql 'SELECT * FROM runs' -f parquet -o FILE"
         )
-
-    con = Store(store).connect()
-    table = fetch_arrow(
-        con,
-        """
-        SELECT run_id, regexp_extract(source_path, '[^/]*$') AS source, gpu_name, n_kernels AS kernels,
-               array_to_string(list_transform(map_entries(labels), lambda e: e.key || '=' || e.value), ',') AS labels,
-               strftime(ingested_at, '%Y-%m-%d %H:%M:%S') AS ingested_at
-        FROM runs ORDER BY ingested_at, run_id
-        """,
-    )
-    _emit(table, fmt, None)
+    emit(run_list(Store(store)), fmt, None)
 
 
-@app.command()
-@_guard
+SQL_HELP = "\n\n".join(
+    [
+        "Run DuckDB SQL over the store (Nsight Compute and Nsight Systems runs), its named queries and macros.",
+        "Tables: runs, kernels, metrics, ceilings, ranges, memops, coverage. A parameter-free named query is a view "
+        "(SELECT * FROM kernel_roofline); a parameterized one is a table macro, its parameters in order "
+        "(SELECT * FROM time_roofline('RUN_ID', 1000)); rl sql --list shows both. The shared rules are macros: "
+        "nvtx_layer, attainable, roof_bound, by_precision, flops_total, has_labels, ...",
+        "Only queries run (SELECT, EXPLAIN) unless --unsafe.",
+    ]
+)
+
+
+@app.command(help=SQL_HELP)
+@guard
 def sql(
     query: Annotated[
-        str | None, typer.Argument(help="SQL over views runs, kernels, metrics, ceilings and queries.")
+        str | None,
+        typer.Argument(help="SQL over the store's tables, named queries (views, table macros) and macros."),
     ] = None,
     store: StoreOpt = None,
     fmt: FmtOpt = Fmt.table,
@@ -136,20 +138,25 @@ def sql(
         typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable)."),
     ] = None,
     list_: Annotated[
-        bool, typer.Option("--list", help="List the named queries (also usable as views).")
+        bool,
+        typer.Option("--list", help="List the named queries: views, and table macros with their parameters."),
+    ] = False,
+    unsafe: Annotated[
+        bool,
+        typer.Option("--unsafe", help="Allow statements other than queries and files outside the store."),
     ] = False,
 ) -> None:
-    """Run DuckDB SQL over the store. Every named query (rl sql --list) is also a view."""
     from rooflake import queries
     from rooflake.store import Store
 
     if list_:
         for name in queries.names():
-            typer.echo(f"{name:<18} {queries.header(name)}")
+            params = queries.parameters(name)
+            call = f"{name}({', '.join(params)})" if params else name
+            typer.echo(f"{call:<40} {queries.header(name)}")
         return
     if not query:
         raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
-    _need_out(fmt, out)
-    params = _parse_labels(param or [], "--param") if param else {}
-    table = queries.execute(Store(store), query, params)
-    _emit(table, fmt, out)
+    need_out(fmt, out)
+    table = queries.execute(Store(store), query, parse_labels(param, "--param"), unsafe=unsafe)
+    emit(table, fmt, out)

@@ -4,13 +4,23 @@
 -- Columns:
 --   layer                  domain:outer/.../name, or '(no NVTX range)'
 --   status                 both | new | removed
---   base_time_ns, new_time_ns        ns, GPU time (kernels + memops)
+--   base_time_ns           ns, GPU time (kernels + memops, layer_summary.gpu_time_ns) in the base run
+--   new_time_ns            ns, the same in the new run
 --   time_change            new / base - 1 (0.1 = 10 % slower); NULL unless in both
---   base_launches, new_launches      kernel launches
---   base_flops_per_s, new_flops_per_s            FLOP/s (NULL without counters)
---   base_ai_l1, new_ai_l1, base_ai_l2, new_ai_l2, base_ai_dram, new_ai_dram     FLOP/byte
---   base_bound, new_bound            the bound holding most of the layer's kernel time (kernel_roofline)
---   base_share, new_share            share of the run's GPU time
+--   base_launches          kernel launches in the base run
+--   new_launches           kernel launches in the new run
+--   base_flops_per_s       FLOP/s (NULL without counters)
+--   new_flops_per_s        FLOP/s
+--   base_ai_l1             FLOP/byte
+--   new_ai_l1              FLOP/byte
+--   base_ai_l2             FLOP/byte
+--   new_ai_l2              FLOP/byte
+--   base_ai_dram           FLOP/byte
+--   new_ai_dram            FLOP/byte
+--   base_bound             the bound holding most of the layer's kernel time (kernel_roofline)
+--   new_bound              the same in the new run
+--   base_share             share of the base run's GPU time
+--   new_share              share of the new run's GPU time
 WITH l AS (
     SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
            sum(counted_time_ns) AS ct, sum(bytes_dram) AS q, sum(bytes_l1) AS q1, sum(bytes_l2) AS q2

@@ -4,25 +4,41 @@
 -- the kernel's attainable = min over levels; bound = the level (or the pipe) whose roof is lowest at its AI.
 -- Ceilings are the kernel's own (peak_sustained x its clocks: view kernel_roofs, which also says which tensor roof).
 -- Columns:
---   run_id, kernel_id, name, short_name, nvtx_path   identity (kernels table)
+--   run_id               run
+--   kernel_id            kernel launch (kernels table)
+--   name                 demangled kernel name
+--   short_name           base name
+--   nvtx_path            domain:outer/.../leaf NVTX path (NULL outside every range)
 --   precision            fp64 | fp32 | fp16 | tensor
 --   is_dominant          this precision has the kernel's largest FLOP count (ties: first of fp64, fp32, fp16, tensor)
 --   duration_ns          ns
 --   flops                FLOP of this precision
---   bytes_l1, bytes_l2, bytes_dram                     byte
---   ai_l1, ai_l2, ai_dram                              FLOP/byte (NULL where bytes are 0 or missing)
+--   bytes_l1             byte at L1
+--   bytes_l2             byte at L2
+--   bytes_dram           byte at DRAM
+--   ai_l1                FLOP/byte at L1 (NULL where bytes are 0 or missing)
+--   ai_l2                FLOP/byte at L2
+--   ai_dram              FLOP/byte at DRAM
 --   achieved_flops_per_s FLOP/s = flops / duration
 --   peak_flops_per_s     FLOP/s, the pipe's ceiling
---   bw_l1, bw_l2, bw_dram                              byte/s, the levels' ceilings
---   ridge_l1, ridge_l2, ridge_dram                     FLOP/byte = peak / bandwidth
---   attainable_l1, attainable_l2, attainable_dram      FLOP/s = min(peak, AI_l * W_l)
+--   peak_ceiling         name of that ceiling in `ceilings` / run_ceilings: FP64 | FP32 | FP16, or the kernel's tensor
+--                        roof (kernel_roofs.tensor_roof, e.g. 'TENSOR FP16→FP32'); NULL where the report has no peak
+--   bw_l1                byte/s, L1's ceiling
+--   bw_l2                byte/s, L2's ceiling
+--   bw_dram              byte/s, DRAM's ceiling
+--   ridge_l1             FLOP/byte = peak / bandwidth at L1
+--   ridge_l2             FLOP/byte at L2
+--   ridge_dram           FLOP/byte at DRAM
+--   attainable_l1        FLOP/s = min(peak, AI_L1 * W_L1) (macro attainable)
+--   attainable_l2        FLOP/s at L2
+--   attainable_dram      FLOP/s at DRAM
 --   attainable_flops_per_s  FLOP/s, the lowest of the levels' attainable
 --   fraction_of_roof     achieved / attainable (0..1; > 1 is a physics violation)
 --   zero_flops           the kernel executed no FLOPs of this precision (copies, casts: no place on a log-AI axis)
---   bound                DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (NULL without ceilings or FLOPs), over the
---                        levels that have both bytes and a roof
+--   bound                DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (macro roof_bound; NULL without ceilings or
+--                        FLOPs), over the levels that have both bytes and a roof
 --   levels_without_roof  levels with bytes but no roof in the report (the bound cannot account for them)
---   above_roof           achieved exceeds attainable by more than 0.1 %
+--   above_roof           achieved exceeds attainable by more than 0.1 % (macro above_roof)
 --   flags                kernel flags from ingest (nan_duration, zero_peak, ...)
 WITH c AS (SELECT * FROM kernel_roofs),
 p AS (
@@ -35,15 +51,9 @@ p AS (
         pr.precision,
         pr.ord,
         k.duration_ns,
-        CASE pr.precision
-            WHEN 'fp64' THEN k.flops_fp64 WHEN 'fp32' THEN k.flops_fp32
-            WHEN 'fp16' THEN k.flops_fp16 ELSE k.flops_tensor
-        END AS flops,
-        CASE pr.precision
-            WHEN 'fp64' THEN c.peak_fp64 WHEN 'fp32' THEN c.peak_fp32
-            WHEN 'fp16' THEN c.peak_fp16 ELSE c.peak_tensor
-        END AS peak_flops_per_s,
-        upper(pr.precision) AS pipe,
+        by_precision(pr.precision, k.flops_fp64, k.flops_fp32, k.flops_fp16, k.flops_tensor) AS flops,
+        by_precision(pr.precision, c.peak_fp64, c.peak_fp32, c.peak_fp16, c.peak_tensor) AS peak_flops_per_s,
+        by_precision(pr.precision, 'FP64', 'FP32', 'FP16', c.tensor_roof) AS roof_name,
         k.bytes_l1,
         k.bytes_l2,
         k.bytes_dram,
@@ -53,7 +63,7 @@ p AS (
         k.flags
     FROM kernels AS k
     LEFT JOIN c USING (run_id, kernel_id)
-    CROSS JOIN (VALUES ('fp64', 1), ('fp32', 2), ('fp16', 3), ('tensor', 4)) AS pr (precision, ord)
+    CROSS JOIN precisions() AS pr
 ),
 a AS (
     SELECT
@@ -68,12 +78,9 @@ a AS (
 r AS (
     SELECT
         *,
-        CASE WHEN ai_l1 IS NOT NULL AND bw_l1 IS NOT NULL AND peak_flops_per_s IS NOT NULL
-            THEN least(peak_flops_per_s, ai_l1 * bw_l1) END AS attainable_l1,
-        CASE WHEN ai_l2 IS NOT NULL AND bw_l2 IS NOT NULL AND peak_flops_per_s IS NOT NULL
-            THEN least(peak_flops_per_s, ai_l2 * bw_l2) END AS attainable_l2,
-        CASE WHEN ai_dram IS NOT NULL AND bw_dram IS NOT NULL AND peak_flops_per_s IS NOT NULL
-            THEN least(peak_flops_per_s, ai_dram * bw_dram) END AS attainable_dram
+        attainable(peak_flops_per_s, ai_l1, bw_l1) AS attainable_l1,
+        attainable(peak_flops_per_s, ai_l2, bw_l2) AS attainable_l2,
+        attainable(peak_flops_per_s, ai_dram, bw_dram) AS attainable_dram
     FROM a
 ),
 b AS (
@@ -100,6 +107,7 @@ SELECT
     ai_dram,
     achieved_flops_per_s,
     peak_flops_per_s,
+    CASE WHEN peak_flops_per_s IS NOT NULL THEN roof_name END AS peak_ceiling,
     bw_l1,
     bw_l2,
     bw_dram,
@@ -112,22 +120,9 @@ SELECT
     attainable_flops_per_s,
     achieved_flops_per_s / nullif(attainable_flops_per_s, 0) AS fraction_of_roof,
     flops = 0 AS zero_flops,
-    CASE
-        WHEN attainable_flops_per_s IS NULL OR flops = 0 THEN NULL
-        WHEN attainable_flops_per_s >= peak_flops_per_s THEN pipe
-        WHEN attainable_flops_per_s = attainable_dram THEN 'DRAM'
-        WHEN attainable_flops_per_s = attainable_l2 THEN 'L2'
-        ELSE 'L1'
-    END AS bound,
-    list_filter(
-        [CASE WHEN bytes_l1 IS NOT NULL AND bw_l1 IS NULL THEN 'L1' END,
-         CASE WHEN bytes_l2 IS NOT NULL AND bw_l2 IS NULL THEN 'L2' END,
-         CASE WHEN bytes_dram IS NOT NULL AND bw_dram IS NULL THEN 'DRAM' END],
-        lambda x: x IS NOT NULL
-    ) AS levels_without_roof,
-    -- DuckDB orders NaN above every number: test it first
-    coalesce(NOT isnan(achieved_flops_per_s) AND achieved_flops_per_s > attainable_flops_per_s * 1.001, false)
-        AS above_roof,
+    roof_bound(attainable_flops_per_s, peak_flops_per_s, precision, attainable_l2, attainable_dram, flops) AS bound,
+    levels_without_roof(bytes_l1, bw_l1, bytes_l2, bw_l2, bytes_dram, bw_dram) AS levels_without_roof,
+    above_roof(achieved_flops_per_s, attainable_flops_per_s) AS above_roof,
     flags
 FROM b
 ORDER BY run_id, kernel_id, ord

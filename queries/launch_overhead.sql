@@ -9,7 +9,8 @@
 -- Columns:
 --   run_id                run (nsys)
 --   launch_overhead_ns    ns, median idle gap between back-to-back tiny kernels (NULL without such pairs)
---   gap_p25_ns, gap_p75_ns  ns, quartiles of those gaps (their spread)
+--   gap_p25_ns            ns, first quartile of those gaps
+--   gap_p75_ns            ns, third quartile (with gap_p25_ns their spread)
 --   launch_period_ns      ns, median start-to-start interval of those pairs (previous duration + gap)
 --   tiny_duration_ns      ns, median GPU duration of the second kernel of each pair
 --   n_pairs               back-to-back pairs of tiny kernels used

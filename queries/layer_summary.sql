@@ -6,7 +6,8 @@
 -- replays) are left out of the time sums and counted in nan_durations. Filter with e.g.
 -- `WHERE run_id = $run_id AND depth = 2 AND regexp_matches(layer, 'encoder')`.
 -- Columns:
---   run_id, device_id      run and CUDA device (GPU time shares are per device: sum over devices on request)
+--   run_id                 run
+--   device_id              CUDA device (GPU time shares are per device: sum over devices on request)
 --   depth                  1 = outermost range
 --   layer                  domain:outer/.../name at this depth, or '(no NVTX range)'
 --   kernels                distinct kernel names (short_name)
@@ -16,10 +17,17 @@
 --   kernel_time_ns         ns, kernels only
 --   share_of_gpu_time      gpu_time_ns / the run's and device's GPU time
 --   nan_durations          launches whose duration is NaN
---   flops_fp64, flops_fp32, flops_fp16, flops_tensor     FLOP (NULL without ncu counters)
---   flops                  FLOP, over the precisions the report counted
---   bytes_l1, bytes_l2, bytes_dram                       byte
---   ai_l1, ai_l2, ai_dram  FLOP/byte = flops / bytes at the level
+--   flops_fp64             FLOP of FP64 (NULL without ncu counters)
+--   flops_fp32             FLOP of FP32
+--   flops_fp16             FLOP of FP16
+--   flops_tensor           FLOP (ops) on the Tensor Cores
+--   flops                  FLOP, over the precisions the report counted (macro flops_total)
+--   bytes_l1               byte at L1
+--   bytes_l2               byte at L2
+--   bytes_dram             byte at DRAM
+--   ai_l1                  FLOP/byte = flops / bytes_l1
+--   ai_l2                  FLOP/byte = flops / bytes_l2
+--   ai_dram                FLOP/byte = flops / bytes_dram
 --   launches_with_counters launches whose kernel has FLOP counters (ncu, or an nsys kernel matched to ncu)
 --   counted_time_ns        ns, kernel time of those launches
 --   flops_per_s            FLOP/s = flops / counted_time (Wang et al., time-weighted per-layer roofline); launches
@@ -27,11 +35,9 @@
 --   counters_complete      every launch of the layer has counters (else FLOPs, AI and FLOP/s cover a part of it)
 WITH ops AS (
     SELECT
-        run_id, device_id, 'kernel' AS op_kind, short_name, duration_ns AS dur, nvtx_domain, nvtx_stack,
+        run_id, device_id, 'kernel' AS op_kind, short_name, duration_ns, nvtx_domain, nvtx_stack,
         flops_fp64, flops_fp32, flops_fp16, flops_tensor,
-        CASE WHEN coalesce(flops_fp64, flops_fp32, flops_fp16, flops_tensor) IS NOT NULL
-            THEN coalesce(flops_fp64, 0) + coalesce(flops_fp32, 0) + coalesce(flops_fp16, 0)
-                + coalesce(flops_tensor, 0) END AS flops,
+        flops_total(flops_fp64, flops_fp32, flops_fp16, flops_tensor) AS flops,
         bytes_l1, bytes_l2, bytes_dram
     FROM kernels
     UNION ALL
@@ -53,7 +59,7 @@ labelled AS (
     SELECT
         *,
         nvtx_layer(nvtx_domain, nvtx_stack, depth) AS layer,
-        CASE WHEN isnan(dur) THEN NULL ELSE dur END AS dur_ok
+        CASE WHEN isnan(duration_ns) THEN NULL ELSE duration_ns END AS valid_duration_ns
     FROM exploded
 ),
 agg AS (
@@ -62,11 +68,11 @@ agg AS (
         count(DISTINCT short_name) FILTER (WHERE op_kind = 'kernel') AS kernels,
         count(*) FILTER (WHERE op_kind = 'kernel') AS launches,
         count(*) FILTER (WHERE op_kind <> 'kernel') AS memops,
-        coalesce(sum(dur_ok), 0) AS gpu_time_ns,
-        coalesce(sum(dur_ok) FILTER (WHERE op_kind = 'kernel'), 0) AS kernel_time_ns,
-        count(*) FILTER (WHERE isnan(dur)) AS nan_durations,
+        coalesce(sum(valid_duration_ns), 0) AS gpu_time_ns,
+        coalesce(sum(valid_duration_ns) FILTER (WHERE op_kind = 'kernel'), 0) AS kernel_time_ns,
+        count(*) FILTER (WHERE isnan(duration_ns)) AS nan_durations,
         count(*) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL) AS launches_with_counters,
-        coalesce(sum(dur_ok) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL), 0) AS counted_time_ns,
+        coalesce(sum(valid_duration_ns) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL), 0) AS counted_time_ns,
         sum(flops_fp64) AS flops_fp64, sum(flops_fp32) AS flops_fp32, sum(flops_fp16) AS flops_fp16,
         sum(flops_tensor) AS flops_tensor, sum(flops) AS flops,
         sum(bytes_l1) AS bytes_l1, sum(bytes_l2) AS bytes_l2, sum(bytes_dram) AS bytes_dram

@@ -5,8 +5,9 @@
 -- --launch-count) take the mean per launch of that name. So per layer, FLOPs/bytes = ncu's per-launch values
 -- scaled by nsys's launch counts, and time = nsys's real durations (time-weighted per-layer roofline).
 -- Parameters: $nsys_run, $ncu_run.
--- Columns: every column of `kernels` for the nsys run (durations, nvtx_path, device...) with flops_* and bytes_*
--- replaced by the matched ncu values (FLOP, byte; NULL when unmatched), plus
+-- Columns:
+--   kernels.*            every column of `kernels` for the nsys run, in its order (durations, nvtx_path, device...),
+--                        flops_* and bytes_* replaced by the matched ncu values (FLOP, byte; NULL when unmatched)
 --   ncu_kernel_id        kernel_id in the ncu run (NULL for name_mean and unmatched)
 --   match                path_name_occurrence | name_occurrence | name_mean | NULL (unmatched)
 WITH n AS (
@@ -55,14 +56,15 @@ matched AS (
     LEFT JOIN means AS mean ON mean.name = n.name
 )
 SELECT
-    n.* EXCLUDE (occ, flops_fp64, flops_fp32, flops_fp16, flops_tensor, bytes_l1, bytes_l2, bytes_dram),
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp64 ELSE mean.flops_fp64 END AS flops_fp64,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp32 ELSE mean.flops_fp32 END AS flops_fp32,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp16 ELSE mean.flops_fp16 END AS flops_fp16,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_tensor ELSE mean.flops_tensor END AS flops_tensor,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_l1 ELSE mean.bytes_l1 END AS bytes_l1,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_l2 ELSE mean.bytes_l2 END AS bytes_l2,
-    CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_dram ELSE mean.bytes_dram END AS bytes_dram,
+    n.* EXCLUDE (occ) REPLACE (
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp64 ELSE mean.flops_fp64 END AS flops_fp64,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp32 ELSE mean.flops_fp32 END AS flops_fp32,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_fp16 ELSE mean.flops_fp16 END AS flops_fp16,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.flops_tensor ELSE mean.flops_tensor END AS flops_tensor,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_l1 ELSE mean.bytes_l1 END AS bytes_l1,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_l2 ELSE mean.bytes_l2 END AS bytes_l2,
+        CASE WHEN m.ncu_kernel_id IS NOT NULL THEN c.bytes_dram ELSE mean.bytes_dram END AS bytes_dram
+    ),
     m.ncu_kernel_id,
     m.match
 FROM n

@@ -3,7 +3,8 @@
 -- zero or missing peaks, durations from instrumented cycles, and NVTX attribution coverage under 90 % of GPU time.
 -- One row per finding.
 -- Columns:
---   run_id, kernel_id      the run; the kernel (NULL for run-level findings)
+--   run_id                 run
+--   kernel_id              the kernel (NULL for run-level findings)
 --   name                   kernel name (demangled) or NULL
 --   check                  above_roof | ai_order_violated | gemm_without_flops | nan_duration | zero_peak |
 --                          missing_roof | instrumented_duration | low_attribution_coverage

@@ -1,12 +1,16 @@
--- run_ceilings: the machine ceilings (roofs) of each run, one row per run x ceiling. ncu reports a peak per kernel
--- launch (peak_sustained x that launch's clock); this takes the median over the run's launches, with min and max
--- beside it so clock drift is visible. NaN or zero peaks (a failed replay) are left out of the median and counted.
+-- run_ceilings: the machine ceilings of each run, long: one row per run x ceiling (run_roofs is the same pivoted
+-- wide). ncu reports a peak per kernel launch (peak_sustained x that launch's clock); this takes the median over the
+-- run's launches, with min and max beside it so clock drift is visible. NaN or zero peaks
+-- (a failed replay) are left out of the median and counted.
 -- Columns:
---   run_id, machine_key       run and gpu|cc|sm clock of the first kernel
---   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR, TENSOR_<SRC>
+--   run_id                    run
+--   machine_key               gpu|cc|sm clock of the first kernel
+--   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>][ SPARSE] (e.g. TENSOR
+--                             FP16→FP32: one per Tensor-Core op path, named by its source type; catalog.TensorPath)
 --   kind                      bandwidth | compute
 --   value                     byte/s or FLOP/s, median over kernels with a valid peak
---   value_min, value_max      byte/s or FLOP/s
+--   value_min                 byte/s or FLOP/s, lowest valid peak of the run's launches
+--   value_max                 byte/s or FLOP/s, highest
 --   clock_hz                  Hz, median clock of the unit the peak holds at
 --   unit                      byte/s | FLOP/s
 --   formula                   metric names used

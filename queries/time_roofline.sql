@@ -4,15 +4,16 @@
 -- T_min = max(F_p / P_p over its pipes, Q_l / W_l over the levels, t_o); the inefficiency is s = T / T_min (>= 1) and
 -- the bound is the largest term. Every pipe must execute its own FLOPs, so the compute term is the largest F_p / P_p
 -- over the precisions counted (pipes run concurrently: a max, not a sum). Ceilings are the kernel's own, as in
--- kernel_roofline (TENSOR_FP16 else TENSOR for tensor FLOPs). A term is known when its counter and its roof are
+-- kernel_roofline (the kernel's tensor roof, kernel_roofs.tensor_roof, for tensor FLOPs). A term is known when its counter and its roof are
 -- (a NaN or zero roof is unknown); a kernel whose compute and memory terms are all unknown (no counters, e.g. an nsys
 -- kernel) gets NULL T_min, s and bound. A layer of n kernels takes at least sum T_min,k >= n t_o: layer rows sum the
 -- kernels whose stack lies under the layer (the grouping of layer_summary, per device), over the launches with a
--- known T_min and a duration. t_o is given by the caller with its provenance.
--- Parameters: $run_id, $launch_overhead_ns, $launch_overhead_source.
+-- known T_min and a duration. t_o is given by the caller with its provenance (in SQL:
+-- `SELECT * FROM time_roofline('RUN_ID', 1000)`; rl roofline --time derives t_o from an nsys trace).
+-- Parameters: $run_id, $launch_overhead_ns, $launch_overhead_source = 'parameter'.
 -- Columns:
 --   run_id                run
---   level                 kernel | layer
+--   grain                 kernel | layer: what one row is
 --   kernel_id             kernel (NULL for layers)
 --   device_id             CUDA device
 --   depth                 layers: NVTX depth (1 = outermost); kernels: NULL
@@ -26,13 +27,20 @@
 --   duration_ns           ns, T: the kernel's duration; layers: sum over the counted launches (NaN for a failed replay)
 --   kernel_time_ns        ns, layers: sum of every launch's duration (NaN left out); kernels: = duration_ns
 --   flops                 FLOP on that pipe (layers: sum)
---   bytes_l1, bytes_l2, bytes_dram                    byte (layers: sums)
+--   bytes_l1              byte at L1 (layers: sum)
+--   bytes_l2              byte at L2 (layers: sum)
+--   bytes_dram            byte at DRAM (layers: sum)
 --   peak_flops_per_s      FLOP/s, P of that pipe (kernels only)
---   bw_l1, bw_l2, bw_dram byte/s, W_l (kernels only)
+--   bw_l1                 byte/s, W_L1 (kernels only)
+--   bw_l2                 byte/s, W_L2 (kernels only)
+--   bw_dram               byte/s, W_DRAM (kernels only)
 --   compute_time_ns       ns, F / P (layers: sum)
---   l1_time_ns, l2_time_ns, dram_time_ns              ns, Q_l / W_l (layers: sums)
+--   l1_time_ns            ns, Q_L1 / W_L1 (layers: sum)
+--   l2_time_ns            ns, Q_L2 / W_L2 (layers: sum)
+--   dram_time_ns          ns, Q_DRAM / W_DRAM (layers: sum)
 --   launch_overhead_ns    ns, t_o used (the parameter)
---   launch_overhead_source  where t_o came from: 'option', 'derived from nsys run X', 'default' (the parameter)
+--   launch_overhead_source  where t_o came from: 'option', 'derived from nsys run X', 'default' (the parameter;
+--                         'parameter' when not given)
 --   overhead_floor_ns     ns, t_o for a kernel; n_kernels * t_o for a layer (the n t_o floor)
 --   t_min_ns              ns, T_min (layers: sum over the counted launches)
 --   inefficiency          s = duration_ns / t_min_ns (NULL for a NaN or missing duration)
@@ -77,7 +85,7 @@ k AS (
         k.nvtx_domain,
         k.nvtx_stack,
         k.duration_ns,
-        CASE WHEN k.duration_ns > 0 AND NOT isnan(k.duration_ns) THEN k.duration_ns END AS t_ok,
+        CASE WHEN k.duration_ns > 0 AND NOT isnan(k.duration_ns) THEN k.duration_ns END AS valid_duration_ns,
         f.precision,
         f.flops,
         f.peak_flops_per_s,
@@ -126,7 +134,7 @@ kb AS (
             WHEN l1_time_ns = t_min_ns THEN 'L1'
             ELSE 'launch_overhead'
         END AS bound,
-        t_min_ns IS NOT NULL AND t_ok IS NOT NULL AS counted
+        t_min_ns IS NOT NULL AND valid_duration_ns IS NOT NULL AS counted
     FROM m
 ),
 -- layers: every kernel under the first d names of its NVTX stack (layer_summary's grouping)
@@ -159,8 +167,8 @@ layers AS (
         layer,
         count(*) AS n_kernels,
         count(*) FILTER (WHERE counted) AS n_counted,
-        sum(t_ok) FILTER (WHERE counted) AS duration_ns,
-        coalesce(sum(t_ok), 0) AS kernel_time_ns,
+        sum(valid_duration_ns) FILTER (WHERE counted) AS duration_ns,
+        coalesce(sum(valid_duration_ns), 0) AS kernel_time_ns,
         CASE WHEN count(DISTINCT precision) FILTER (WHERE counted) > 1 THEN 'mixed'
             ELSE min(precision) FILTER (WHERE counted) END AS precision,
         sum(flops) FILTER (WHERE counted) AS flops,
@@ -171,7 +179,8 @@ layers AS (
         sum(l1_time_ns) FILTER (WHERE counted) AS l1_time_ns,
         sum(l2_time_ns) FILTER (WHERE counted) AS l2_time_ns,
         sum(dram_time_ns) FILTER (WHERE counted) AS dram_time_ns,
-        count(*) * $launch_overhead_ns::DOUBLE AS overhead_floor_ns,
+        count(*) * any_value(t_o) AS overhead_floor_ns,  -- t_o: $launch_overhead_ns (a macro parameter cannot
+        -- stand in an aggregate query's select list)
         sum(t_min_ns) FILTER (WHERE counted) AS t_min_ns,
         coalesce(list_sort(list_distinct(flatten(list(unknown_terms) FILTER (WHERE counted)))), []) AS unknown_terms,
         coalesce(list_sort(list_distinct(flatten(list(flags)))), []) AS flags
@@ -180,7 +189,7 @@ layers AS (
 )
 SELECT
     run_id,
-    'kernel' AS level,
+    'kernel' AS grain,
     kernel_id,
     device_id,
     NULL::BIGINT AS depth,
@@ -208,11 +217,11 @@ SELECT
     $launch_overhead_source::VARCHAR AS launch_overhead_source,
     t_o AS overhead_floor_ns,
     t_min_ns,
-    t_ok / t_min_ns AS inefficiency,
+    valid_duration_ns / t_min_ns AS inefficiency,
     bound,
     CASE WHEN bound IS NOT NULL THEN 1.0 END AS bound_share,
     unknown_terms,
-    coalesce(t_ok < t_min_ns * 0.999, false) AS below_bound,
+    coalesce(valid_duration_ns < t_min_ns * 0.999, false) AS below_bound,
     flags
 FROM kb
 UNION ALL
@@ -254,4 +263,4 @@ SELECT
     l.flags
 FROM layers AS l
 LEFT JOIN top_bound AS b USING (device_id, depth, layer)
-ORDER BY level, kernel_id, depth, device_id, kernel_time_ns DESC, name
+ORDER BY grain, kernel_id, depth, device_id, kernel_time_ns DESC, name

@@ -12,14 +12,16 @@
 -- Parameters: $vary, $depth.
 -- Columns:
 --   vary                  the varied label's key ($vary)
---   series                the run's other labels as 'k1=v1, k2=v2' (keys sorted; '' when it has no other label)
+--   series                the run's other labels as 'k1=v1, k2=v2' (macro label_series; '' when it has no other
+--                         label)
 --   labels                the run's labels (map key -> value), for filters
 --   entity_kind           layer | kernel
 --   entity                the identity across runs: the layer ('domain:outer/inner'), or for a kernel
 --                         'nvtx_path | name #occurrence' ('(no NVTX range)' when outside every range)
 --   label                 short display name: the layer, or 'short_name #occurrence'
 --   nvtx_path             the layer, or the kernel's NVTX path (NULL outside every range)
---   name, short_name      the kernel's demangled and base names (NULL for layers)
+--   name                  the kernel's demangled name (NULL for layers)
+--   short_name            the kernel's base name (NULL for layers)
 --   occurrence            1-based launch index of (nvtx_path, name) in the run (NULL for layers)
 --   level                 l1 | l2 | dram
 --   run_id                the run of this point
@@ -28,18 +30,20 @@
 --   value_order           numeric (every value of the series parses as a number) | lexical
 --   step                  1..n: rank of the value in the series (dense: runs of one value share a step; an entity
 --                         missing from a run skips that step)
---   n_runs, n_values      runs and distinct values of the series
+--   n_runs                runs of the series
+--   n_values              distinct values of the series
 --   n_points              points of this series x entity x level
---   precision             precision with the most FLOPs (fp64 | fp32 | fp16 | tensor; ties: that order)
+--   precision             precision with the most FLOPs (macro dominant_precision: fp64 | fp32 | fp16 | tensor;
+--                         ties: that order)
 --   flops                 FLOP, summed over the precisions counted
 --   bytes                 byte at the level
---   time_ns               ns: the kernel's duration (NaN kept), the layer's time of launches with counters
+--   duration_ns           ns: the kernel's duration (NaN kept), the layer's time of launches with counters
 --   ai                    FLOP/byte = flops / bytes (NULL when bytes = 0)
 --   flops_per_s           FLOP/s = flops / time (NaN for a NaN duration, NULL for 0)
---   peak_flops_per_s      FLOP/s, the run's roof of that precision (run_ceilings: FP64, FP32, FP16, TENSOR_FP16
---                         else TENSOR)
+--   peak_flops_per_s      FLOP/s, the run's roof of that precision (run_roofs: FP64, FP32, FP16, or the run's
+--                         tensor roof run_roofs.tensor_roof)
 --   bw                    byte/s, the run's roof of the level (run_ceilings: L1, L2, DRAM)
---   attainable_flops_per_s  FLOP/s = min(peak, ai * bw) at this level (NULL without both roofs)
+--   attainable_flops_per_s  FLOP/s = min(peak, ai * bw) at this level (macro attainable; NULL without both roofs)
 --   above_roof            flops_per_s exceeds attainable by more than 0.1 % (a physics violation: kept, flagged)
 --   flags                 kernel flags from ingest; for a layer ['counters_incomplete'] when some of its launches
 --                         have no counters (FLOPs, AI and FLOP/s then cover a part of it)
@@ -48,13 +52,7 @@ WITH r AS (
         run_id,
         labels,
         labels[$vary] AS value,
-        coalesce(array_to_string(  -- '' of no label: DuckDB 1.4 gives NULL for an empty list, 2.0 ''
-            list_sort(list_transform(
-                list_filter(map_entries(labels), lambda e: e.key <> $vary),
-                lambda e: e.key || '=' || e.value
-            )),
-            ', '
-        ), '') AS series,
+        label_series(labels, $vary) AS series,
         CASE WHEN isfinite(try_cast(labels[$vary] AS DOUBLE)) THEN try_cast(labels[$vary] AS DOUBLE) END
             AS value_num
     FROM runs
@@ -98,7 +96,7 @@ lay AS (
         sum(bytes_l1) AS bytes_l1,
         sum(bytes_l2) AS bytes_l2,
         sum(bytes_dram) AS bytes_dram,
-        sum(counted_time_ns) AS time_ns,
+        sum(counted_time_ns) AS duration_ns,
         CASE WHEN bool_and(counters_complete) THEN [] ELSE ['counters_incomplete'] END::VARCHAR[] AS flags
     FROM layer_summary
     WHERE depth = $depth AND run_id IN (SELECT run_id FROM r)
@@ -128,13 +126,11 @@ ker AS (
         flops_fp32,
         flops_fp16,
         flops_tensor,
-        CASE WHEN coalesce(flops_fp64, flops_fp32, flops_fp16, flops_tensor) IS NOT NULL
-            THEN coalesce(flops_fp64, 0) + coalesce(flops_fp32, 0) + coalesce(flops_fp16, 0)
-                + coalesce(flops_tensor, 0) END AS flops,
+        flops_total(flops_fp64, flops_fp32, flops_fp16, flops_tensor) AS flops,
         bytes_l1,
         bytes_l2,
         bytes_dram,
-        duration_ns AS time_ns,
+        duration_ns,
         coalesce(flags, [])::VARCHAR[] AS flags
     FROM kk
 ),
@@ -181,20 +177,12 @@ o AS (
         sr.n_runs,
         sr.n_values,
         count(*) OVER (PARTITION BY sr.series, lv.entity_kind, lv.entity, lv.level) AS n_points,
-        CASE
-            WHEN coalesce(lv.flops_fp64, -1) >= greatest(
-                coalesce(lv.flops_fp32, -1), coalesce(lv.flops_fp16, -1), coalesce(lv.flops_tensor, -1)
-            ) THEN 'fp64'
-            WHEN coalesce(lv.flops_fp32, -1) >= greatest(coalesce(lv.flops_fp16, -1), coalesce(lv.flops_tensor, -1))
-                THEN 'fp32'
-            WHEN coalesce(lv.flops_fp16, -1) >= coalesce(lv.flops_tensor, -1) THEN 'fp16'
-            ELSE 'tensor'
-        END AS precision,
+        dominant_precision(lv.flops_fp64, lv.flops_fp32, lv.flops_fp16, lv.flops_tensor) AS precision,
         lv.flops,
         lv.bytes,
-        lv.time_ns,
+        lv.duration_ns,
         lv.flops / nullif(lv.bytes, 0) AS ai,
-        lv.flops * 1e9 / nullif(lv.time_ns, 0) AS flops_per_s,
+        lv.flops * 1e9 / nullif(lv.duration_ns, 0) AS flops_per_s,
         CASE lv.level WHEN 'l1' THEN rc.bw_l1 WHEN 'l2' THEN rc.bw_l2 ELSE rc.bw_dram END AS bw,
         rc.p_fp64, rc.p_fp32, rc.p_fp16, rc.p_tensor,
         lv.flags
@@ -206,23 +194,20 @@ o AS (
 a AS (
     SELECT
         *,
-        CASE precision WHEN 'fp64' THEN p_fp64 WHEN 'fp32' THEN p_fp32 WHEN 'fp16' THEN p_fp16 ELSE p_tensor END
-            AS peak_flops_per_s
+        by_precision(precision, p_fp64, p_fp32, p_fp16, p_tensor) AS peak_flops_per_s
     FROM o
 ),
 b AS (
     SELECT
         *,
-        CASE WHEN ai IS NOT NULL AND bw IS NOT NULL AND peak_flops_per_s IS NOT NULL
-            THEN least(peak_flops_per_s, ai * bw) END AS attainable_flops_per_s
+        attainable(peak_flops_per_s, ai, bw) AS attainable_flops_per_s
     FROM a
 )
 SELECT
     vary, series, labels, entity_kind, entity, label, nvtx_path, name, short_name, occurrence, level, run_id,
-    value, value_num, value_order, step, n_runs, n_values, n_points, precision, flops, bytes, time_ns, ai,
+    value, value_num, value_order, step, n_runs, n_values, n_points, precision, flops, bytes, duration_ns, ai,
     flops_per_s, peak_flops_per_s, bw, attainable_flops_per_s,
-    -- DuckDB orders NaN above every number: test it first
-    coalesce(NOT isnan(flops_per_s) AND flops_per_s > attainable_flops_per_s * 1.001, false) AS above_roof,
+    above_roof(flops_per_s, attainable_flops_per_s) AS above_roof,
     flags
 FROM b
 ORDER BY series, entity_kind, entity, level_ord, step, run_id

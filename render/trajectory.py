@@ -54,7 +54,7 @@ _OPTIONAL: dict[str, pl.DataType] = {
     "precision": pl.String(),
     "flops": pl.Float64(),
     "bytes": pl.Float64(),
-    "time_ns": pl.Float64(),
+    "duration_ns": pl.Float64(),
     "attainable_flops_per_s": pl.Float64(),
     "above_roof": pl.Boolean(),
     "flags": pl.List(pl.String()),
@@ -194,7 +194,7 @@ def trajectory_chart(
     (entity kind, series, layer). Used: ``series`` (the other labels, 'k=v, ...'), ``entity`` (identity across
     runs), ``level`` (l1|l2|dram), ``run_id``, ``value`` (text of the varied label), ``step`` (1..n, the order),
     ``ai`` (FLOP/byte), ``flops_per_s`` (FLOP/s); optional: ``vary``, ``label`` (short name), ``value_order``,
-    ``precision`` (picks the compute roofs), ``flops``, ``bytes``, ``time_ns``, ``attainable_flops_per_s``,
+    ``precision`` (picks the compute roofs), ``flops``, ``bytes``, ``duration_ns``, ``attainable_flops_per_s``,
     ``above_roof`` and ``flags`` (red outline), ``nvtx_path``, ``entity_kind``.
     ``ceilings``: ``run_ceilings`` rows of the sweep's runs (one roof per ceiling: the median over the runs, min
     and max in the tooltip), or None for no roofs. ``level``: dram, l2, l1, or all (three lines per entity:
@@ -428,7 +428,7 @@ def _tooltip(vary: str) -> list[alt.Tooltip]:
         alt.Tooltip("flops_per_s:Q", title="FLOP/s", format=".4~s"),
         alt.Tooltip("flops:Q", title="FLOP", format=".4~s"),
         alt.Tooltip("bytes:Q", title="bytes", format=".4~s"),
-        alt.Tooltip("time_ns:Q", title="time (ns)", format=",.0f"),
+        alt.Tooltip("duration_ns:Q", title="time (ns)", format=",.0f"),
         alt.Tooltip("precision:N", title="precision"),
         alt.Tooltip("attainable_flops_per_s:Q", title="attainable at level (FLOP/s)", format=".4~s"),
         alt.Tooltip("above_roof:N", title="above its roof"),

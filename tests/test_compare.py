@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rooflake import queries
 from rooflake.cli import app
 from rooflake.store import Store
+from rooflake.views.compare import compare
 
 from _support import tiny_run
 
@@ -30,13 +30,20 @@ def store(tmp_path: Path) -> Path:
 
 
 def test_compare_tables(store: Path) -> None:
-    res = queries.compare(Store(store), "a", "b")
-    layers = {r["layer"]: r for r in res["layers"].to_pylist()}
+    res = compare(Store(store), "a", "b")
+    layers = {r["layer"]: r for r in res.layers.to_pylist()}
     assert layers[A]["time_change"] == pytest.approx(0.5) and layers[A]["status"] == "both"
     assert layers[B]["time_change"] == pytest.approx(-0.05)
-    kernels = {(r["name"], r["status"]) for r in res["kernels"].to_pylist()}
+    kernels = {(r["name"], r["status"]) for r in res.kernels.to_pylist()}
     assert kernels == {("X", "both"), ("Y", "removed"), ("Z", "new")}
-    assert res["time_change"] == pytest.approx(340 / 300 - 1)
+    assert res.time_change == pytest.approx(340 / 300 - 1)
+    assert (res.base_time_ns, res.new_time_ns) == (300.0, 340.0) and not res.failed
+    gated = compare(Store(store), "a", "b", fail_if_slower=20)
+    assert (
+        gated.failed
+        and gated.slower_layers == [A]
+        and gated.verdict.endswith(f"FAIL: more than 20 % slower ({A})")
+    )
 
 
 @pytest.mark.parametrize("pct,code", [(10, 3), (20, 3), (60, 0)])
@@ -68,6 +75,6 @@ def test_layer_bound_is_the_bound_of_most_time(tmp_path: Path) -> None:
     ]
     tiny_run(tmp_path, "c" * 16, kernels, ceil)
     tiny_run(tmp_path, "d" * 16, kernels, ceil)
-    (row,) = queries.compare(Store(tmp_path), "c", "d")["layers"].to_pylist()
+    (row,) = compare(Store(tmp_path), "c", "d").layers.to_pylist()
     assert (row["base_bound"], row["new_bound"]) == ("DRAM", "DRAM")
     assert row["base_ai_dram"] == pytest.approx((1e3 + 1e5) / 2e3)

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rooflake import queries
 from rooflake.cli import app
 from rooflake.store import Store
+from rooflake.views.layers import layers, match_runs
+from rooflake.views.roofline import roofline
 
 from _support import fixture, tiny_run
 
@@ -59,14 +60,12 @@ def store(tmp_path: Path) -> Store:
 
 
 def test_match(store: Store) -> None:
-    m = queries.match_runs(store, "d", "c")
-    got = {
-        r["kernel_id"]: (r["ncu_kernel_id"], r["match"], r["flops_fp32"]) for r in m["kernels"].to_pylist()
-    }
+    m = match_runs(store, "d", "c")
+    got = {r["kernel_id"]: (r["ncu_kernel_id"], r["match"], r["flops_fp32"]) for r in m.kernels.to_pylist()}
     assert got == EXPECTED
-    assert [r["name"] for r in m["unmatched_nsys"].to_pylist()] == ["E"]
-    assert [r["kernel_id"] for r in m["unmatched_ncu"].to_pylist()] == [4]
-    summary = {r["match"]: (r["launches"], r["gpu_time_ns"]) for r in m["summary"].to_pylist()}
+    assert [r["name"] for r in m.unmatched_nsys.to_pylist()] == ["E"]
+    assert [r["kernel_id"] for r in m.unmatched_ncu.to_pylist()] == [4]
+    summary = {r["match"]: (r["launches"], r["kernel_time_ns"]) for r in m.summary.to_pylist()}
     assert summary == {
         "path_name_occurrence": (3, 4000.0),
         "name_occurrence": (1, 3000.0),
@@ -76,8 +75,8 @@ def test_match(store: Store) -> None:
 
 
 def test_time_weighted_layers(store: Store) -> None:
-    res = queries.layers(store, "d", depth=2, with_run="c")
-    rows = {r["layer"]: r for r in res["table"].to_pylist()}
+    res = layers(store, "d", depth=2, with_run="c")
+    rows = {r["layer"]: r for r in res.table.to_pylist()}
     p1 = rows[P1]
     assert p1["launches"] == 4 and p1["kernel_time_ns"] == 7000.0
     assert p1["flops_fp32"] == 100 + 110 + 105  # E has no counters: not 0, left out of the sum
@@ -90,13 +89,13 @@ def test_time_weighted_layers(store: Store) -> None:
     assert p1["flops_per_s"] == pytest.approx((100 + 110 + 105) * 1e9 / 3000)
     assert rows[P3]["flops_fp32"] == 300.0 and rows[P3]["ai_dram"] == 10.0
     # without --with the nsys run has no counters at all
-    plain = {r["layer"]: r for r in queries.layers(store, "d", depth=2)["table"].to_pylist()}
+    plain = {r["layer"]: r for r in layers(store, "d", depth=2).table.to_pylist()}
     assert plain[P1]["flops"] is None
 
 
 def test_layer_points_and_chart(store: Store, tmp_path: Path) -> None:
-    data = queries.layer_points(store, "d", depth=2, with_run="c")
-    dominant = [r for r in data["points"].to_pylist() if r["is_dominant"]]
+    data = roofline(store, "d", grain="layer", depth=2, with_run="c")
+    dominant = [r for r in data.points.to_pylist() if r["is_dominant"]]
     assert sorted(r["name"] for r in dominant) == [P1, P2, P3]
     p2 = next(r for r in dominant if r["name"] == P2)
     assert p2["ai_dram"] == 10.0 and p2["achieved_flops_per_s"] == pytest.approx(200 * 1e9 / 2000)
@@ -139,9 +138,9 @@ def test_layers_of_a_real_ncu_run_with_an_nvtx_stack(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 0
-    (row,) = queries.layers(Store(tmp_path), None, depth=5)["table"].to_pylist()
+    (row,) = layers(Store(tmp_path), None, depth=5).table.to_pylist()
     assert row["layer"].endswith("/t_loop/eRK_standard") and row["launches"] == 8 and row["flops_fp64"] > 0
-    stages = queries.layers(Store(tmp_path), None, depth=8)["table"].to_pylist()
+    stages = layers(Store(tmp_path), None, depth=8).table.to_pylist()
     assert sorted(r["layer"].split("/")[5] for r in stages) == [f"eRK_stage_{i}" for i in range(1, 5)]
     assert all(r["launches"] == 2 for r in stages)
     assert sum(r["share_of_gpu_time"] for r in stages) == pytest.approx(1.0)

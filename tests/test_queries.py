@@ -155,9 +155,15 @@ def test_physics_checks_on_other_findings(tmp_path: Path) -> None:
 
 
 def test_only_the_views_a_query_names_are_built() -> None:
-    needed = list(queries._needed_views("SELECT * FROM physics_checks WHERE run_id = $r"))
+    needed = queries.dependencies("SELECT * FROM physics_checks WHERE run_id = $r")
     assert needed == ["kernel_roofs", "kernel_roofline", "physics_checks"]  # dependencies first
-    assert list(queries._needed_views("SELECT 1 -- kernel_roofline in a comment")) == []
+    assert queries.dependencies("SELECT 1 -- kernel_roofline in a comment") == []
+    # a table macro brings the views it reads
+    assert queries.dependencies("SELECT * FROM time_roofline('r', 1000)") == [
+        "kernel_roofs",
+        "kernel_roofline",
+        "time_roofline",
+    ]
 
 
 def test_nvtx_layer_macro_is_the_layer_label(tmp_path: Path) -> None:

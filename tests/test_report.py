@@ -12,6 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from rooflake.cli import app
+from rooflake.cli.report_cmds import section
+from rooflake.schema import QueryError
+from rooflake.store import Store
+from rooflake.views import report as report_view
 
 from _support import fixture
 
@@ -92,3 +96,31 @@ def test_rerun_is_idempotent_and_atomic(report_dir: Path, tmp_path: Path) -> Non
     r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(report_dir), "--since", "1x"])
     assert r.exit_code == 1 and r.stderr.startswith("Error: --since")
     assert (report_dir / "index.html").read_bytes() == first  # a failed run leaves the last report
+
+
+def test_view_and_a_skipped_comparison(report_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report view: each run with its tables and the previous run of its labels; a comparison that fails is
+    skipped with a note that says so on the page."""
+    store = Store(report_dir.parent / "store")
+    rep = report_view.report(store)
+    assert len(rep.run_ids) == len(rep.runs) == 3
+    compared = [r for r in rep.runs if r.previous]
+    assert len(compared) == 1 and compared[0].comparison is not None and compared[0].comparison_note is None
+    assert compared[0].top_kernels.column_names == [
+        "name",
+        "launches",
+        "kernel_time_ns",
+        "share_of_kernel_time",
+    ]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise QueryError("comparing: the base run's files are damaged")
+
+    monkeypatch.setattr(report_view, "compare", broken)
+    (r,) = [r for r in report_view.report(store).runs if r.previous]
+    assert r.comparison is None
+    assert r.comparison_note == (
+        f"no comparison with the previous run of the same labels {r.previous}: "
+        "comparing: the base run's files are damaged"
+    )
+    assert r.comparison_note in section(r)["notes"]

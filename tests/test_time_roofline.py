@@ -1,5 +1,6 @@
 """Time-based roofline (Wang et al., arXiv 2009.04598): the time_roofline and launch_overhead queries on tiny tables
-built in code (expected values by hand), the chart specs, and `draw_time` end to end on a real report."""
+built in code (expected values by hand), the view's choice of t_o, the chart specs, and `rl roofline --time` end to
+end on a real report."""
 
 from __future__ import annotations
 
@@ -11,17 +12,25 @@ from typing import Any
 
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from rooflake import queries
-from rooflake.cli.time_roofline import DEFAULT_LAUNCH_OVERHEAD_NS, draw_time, launch_overhead, time_rows
+from rooflake.cli import app
 from rooflake.render.time_roofline import (
     complexity_plane_chart,
     time_roofline_chart,
     time_vs_complexity_chart,
 )
-from rooflake.schema import RooflineDataError
+from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.duck import fetch_arrow
 from rooflake.store import Store
+from rooflake.views.time_roofline import (
+    DEFAULT_LAUNCH_OVERHEAD_NS,
+    LaunchOverhead,
+    launch_overhead,
+    time_roofline,
+    time_rows,
+)
 
 from _support import NCU, tiny_run
 
@@ -59,7 +68,7 @@ KERNELS = [
 
 
 def _rows(store_root: Path, run_id: str = RUN, t_o: float = T_O, source: str = "option") -> pl.DataFrame:
-    df = pl.from_arrow(time_rows(Store(store_root), run_id, t_o, source))
+    df = pl.from_arrow(time_rows(Store(store_root), run_id, LaunchOverhead(t_o, source)))
     assert isinstance(df, pl.DataFrame)
     return df
 
@@ -71,7 +80,7 @@ def rows(tmp_path: Path) -> pl.DataFrame:
 
 
 def _kernel(rows: pl.DataFrame, kid: int) -> dict:
-    return rows.filter((pl.col("level") == "kernel") & (pl.col("kernel_id") == kid)).row(0, named=True)
+    return rows.filter((pl.col("grain") == "kernel") & (pl.col("kernel_id") == kid)).row(0, named=True)
 
 
 # --------------------------------------------------------------------------------------------------- query
@@ -128,7 +137,7 @@ def test_unknown_terms_nan_duration_and_below_bound(rows: pl.DataFrame) -> None:
 
 
 def test_run_layer_without_nvtx(rows: pl.DataFrame) -> None:
-    (r,) = rows.filter(pl.col("level") == "layer").to_dicts()
+    (r,) = rows.filter(pl.col("grain") == "layer").to_dicts()
     assert r["name"] == "(no NVTX range)" and r["depth"] == 1 and r["kernel_id"] is None
     assert (
         r["n_kernels"] == 7 and r["n_counted"] == 5
@@ -152,7 +161,7 @@ def test_two_layer_model(tmp_path: Path) -> None:
     ]  # fmt: skip
     tiny_run(tmp_path, RUN, kernels, _ceilings([0, 1, 2, 3, 4]))
     layers = {
-        (r["depth"], r["name"]): r for r in _rows(tmp_path).filter(pl.col("level") == "layer").to_dicts()
+        (r["depth"], r["name"]): r for r in _rows(tmp_path).filter(pl.col("grain") == "layer").to_dicts()
     }
     assert set(layers) == {(1, "d:model"), (2, "d:model/layer1"), (2, "d:model/layer2")}
     l1 = layers[(2, "d:model/layer1")]
@@ -237,11 +246,13 @@ def test_launch_overhead_choice(tmp_path: Path) -> None:
     _nsys_run(tmp_path, "b" * 16, _trace(0, [1200] * 8), gpu="GPU X")  # 8 pairs, t_o 1.2 us
     _nsys_run(tmp_path, "e" * 16, _trace(0, [900] * 3), gpu="GPU X")  # 3 pairs: too few to trust
     tiny_run(tmp_path, RUN, [dict(k) for k in KERNELS[:1]], _ceilings([0]))  # ncu run, GPU unknown
-    assert launch_overhead(store, RUN, 3000.0) == (3000.0, "option")
-    assert launch_overhead(store, "b" * 16) == (1200.0, f"derived from nsys run {'b' * 16}")
-    assert launch_overhead(store, "e" * 16) == (1200.0, f"derived from nsys run {'b' * 16} (same GPU: GPU X)")
-    assert launch_overhead(store, RUN) == (DEFAULT_LAUNCH_OVERHEAD_NS, "default")
-    with pytest.raises(ValueError, match="> 0"):
+    assert launch_overhead(store, RUN, 3000.0) == LaunchOverhead(3000.0, "option")
+    assert launch_overhead(store, "b" * 16) == LaunchOverhead(1200.0, f"derived from nsys run {'b' * 16}")
+    assert launch_overhead(store, "e" * 16) == LaunchOverhead(
+        1200.0, f"derived from nsys run {'b' * 16} (same GPU: GPU X)"
+    )
+    assert launch_overhead(store, RUN) == LaunchOverhead(DEFAULT_LAUNCH_OVERHEAD_NS, "default")
+    with pytest.raises(UsageError, match="> 0"):
         launch_overhead(store, RUN, 0.0)
 
 
@@ -275,7 +286,7 @@ def _layers(spec: dict) -> dict[str, dict]:
 
 
 def test_time_vs_complexity_spec(rows: pl.DataFrame, ceilings: pl.DataFrame) -> None:
-    kernels = rows.filter(pl.col("level") == "kernel")
+    kernels = rows.filter(pl.col("grain") == "kernel")
     spec = time_vs_complexity_chart(kernels, ceilings, level="dram").to_dict()
     ds = spec["datasets"]
     # one point per kernel with F > 0, T and T_min (not 4: no counters, 5: NaN duration)
@@ -308,7 +319,7 @@ def test_time_vs_complexity_spec(rows: pl.DataFrame, ceilings: pl.DataFrame) -> 
 
 
 def test_complexity_plane_spec(rows: pl.DataFrame, ceilings: pl.DataFrame) -> None:
-    kernels = rows.filter(pl.col("level") == "kernel")
+    kernels = rows.filter(pl.col("grain") == "kernel")
     spec = complexity_plane_chart(kernels, ceilings, level="dram").to_dict()
     ds = spec["datasets"]
     pts = {p["kernel_id"]: p for p in ds["rl_cp_points"]}
@@ -332,7 +343,7 @@ def test_complexity_plane_spec(rows: pl.DataFrame, ceilings: pl.DataFrame) -> No
 
 
 def test_combined_chart_and_layers(tmp_path: Path, rows: pl.DataFrame, ceilings: pl.DataFrame) -> None:
-    layer_rows = rows.filter(pl.col("level") == "layer")
+    layer_rows = rows.filter(pl.col("grain") == "layer")
     spec = time_roofline_chart(layer_rows, ceilings).to_dict()
     assert len(spec["vconcat"]) == 2 and len(spec["vconcat"][0]["hconcat"]) == 2
     assert len(spec["datasets"]["rl_tc_flops_points"]) == 1
@@ -349,26 +360,51 @@ def test_nothing_drawable(rows: pl.DataFrame, ceilings: pl.DataFrame) -> None:
         time_vs_complexity_chart(rows, ceilings, level="hbm")
 
 
-# --------------------------------------------------------------------------------------------------- draw_time
+# --------------------------------------------------------------------------------------------------- the view, rl
 
 
-def test_draw_time_without_counters_raises(tmp_path: Path) -> None:
+def test_view_without_counters_raises(tmp_path: Path) -> None:
     _nsys_run(tmp_path, "b" * 16, _trace(0, [1000] * 6))
     with pytest.raises(RooflineDataError, match="no kernel has FLOPs, bytes and a duration"):
-        draw_time(tmp_path, "b", tmp_path / "t.svg")
+        time_roofline(Store(tmp_path), "b")
 
 
-def test_draw_time_real_report(tmp_path: Path) -> None:
+def test_view_layers_and_bad_arguments(tmp_path: Path) -> None:
+    stack = {"nvtx_domain": "d", "nvtx_stack": ["model", "layer1"]}
+    tiny_run(tmp_path, RUN, [_k(0, "gemm", 2e6, 1e10, (1e9, 1e8, 1e7), **stack)], _ceilings([0]))
+    v = time_roofline(Store(tmp_path), None, grain="layer", depth=2, launch_overhead_ns=T_O)
+    assert v.points.column("name").to_pylist() == ["d:model/layer1"] and v.launch_overhead.source == "option"
+    assert v.rows.num_rows == 3 and v.ceilings.num_rows == len(CEIL)  # 1 kernel + layers at depths 1 and 2
+    with pytest.raises(RooflineDataError, match="the deepest layers are at depth 2"):
+        time_roofline(Store(tmp_path), None, grain="layer", depth=3)
+    with pytest.raises(UsageError, match="level"):
+        time_roofline(Store(tmp_path), None, level="all")
+
+
+def test_rl_roofline_time_on_a_real_report(tmp_path: Path) -> None:
     from rooflake.pipeline import ingest_file
 
     store = tmp_path / "store"
     run_id = ingest_file(NCU / "AveryClapp__ESMM-Research__profile_output.ncu-rep", store).run_id
     out = tmp_path / "time.svg"
-    summary = draw_time(store, None, out)
-    assert summary.startswith(f"wrote {out} (run {run_id}, 4 kernels, t_o = 1 µs (default)")
-    assert "FP32 4" in summary
+    r = CliRunner().invoke(app, ["roofline", "--time", "--store", str(store), "--out", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"wrote {out} (run {run_id}, 4 kernels, t_o = 1 µs (default)")
+    assert "FP32 4" in r.stdout
     svg = out.read_text()
     assert svg.startswith("<svg") and "Complexity plane" in svg and "warptiling" in svg
-    layer = draw_time(store, run_id[:6], tmp_path / "layers.html", by="layer", launch_overhead_ns=4000.0)
-    assert "1 layers at depth 1" in layer and "t_o = 4 µs (option)" in layer
-    assert (tmp_path / "layers.html").read_text().count("rl_cp_points") >= 1
+    html = tmp_path / "layers.html"
+    args = [
+        "roofline",
+        run_id[:6],
+        "--time",
+        "--by",
+        "layer",
+        "--launch-overhead",
+        "4000",
+        "--out",
+        str(html),
+    ]
+    r = CliRunner().invoke(app, [*args, "--store", str(store)])
+    assert "1 layers at depth 1" in r.stdout and "t_o = 4 µs (option)" in r.stdout
+    assert html.read_text().count("rl_cp_points") >= 1

@@ -1,5 +1,6 @@
 """Trajectories (Javed, Ibrahim, Lu 2019; Ibrahim, Williams, Oliker): the trajectory query on a batch sweep built in
-code (hand-computed points and order), the chart spec (lines, arrows, labels), and draw_trajectory end to end."""
+code (hand-computed points and order, through the table macro), the chart spec (lines, arrows, labels), the view and
+`rl trajectory` end to end."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 import pytest
+from typer.testing import CliRunner
 
 from rooflake import queries
-from rooflake.cli.trajectory import draw_trajectory
+from rooflake.cli import app
+from rooflake.render.save import spec_dict
 from rooflake.render.trajectory import ARROW_SHAPE, trajectory_chart
-from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS, RooflineDataError
+from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS, RooflineDataError, UsageError
 from rooflake.store import Store
+from rooflake.views.trajectory import trajectory
 
 # one machine: DRAM 1 TB/s, L2 4 TB/s, L1 16 TB/s, FP32 10 TFLOP/s
 CEIL = {"DRAM": 1e12, "L2": 4e12, "L1": 16e12, "FP32": 10e12}
@@ -103,7 +107,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _rows(root: Path, vary: str = "batch", where: str = "TRUE", depth: int = 1) -> list[dict[str, Any]]:
     con = queries.connect(Store(root))
-    sql = f"SELECT * FROM ({queries.load('trajectory')}) WHERE {where} "
+    sql = f"SELECT * FROM trajectory($vary, $depth) WHERE {where} "
     sql += "ORDER BY series, entity_kind, entity, level, step, run_id"
     cur = con.execute(sql, {"vary": vary, "depth": depth})
     cols = [d[0] for d in cur.description]
@@ -135,7 +139,7 @@ def test_kernel_points_in_numeric_order(sweep: Path) -> None:
         "batch", "gemm #1", "gemm", 1, A,
     )  # fmt: skip
     assert (r0["value_order"], r0["n_runs"], r0["n_values"], r0["n_points"]) == ("numeric", 3, 3, 3)
-    assert (r0["precision"], r0["flops"], r0["bytes"], r0["time_ns"]) == ("fp32", 1e9, 1e8, 1e6)
+    assert (r0["precision"], r0["flops"], r0["bytes"], r0["duration_ns"]) == ("fp32", 1e9, 1e8, 1e6)
     assert dict(r0["labels"]) == {"model": "m", "batch": "8"}
     # the other levels of the same kernel
     assert [r["ai"] for r in _traj(rows, f"{A} | void gemm(float*) #1", "l2")] == pytest.approx([5.0] * 3)
@@ -173,7 +177,7 @@ def test_layer_points(sweep: Path) -> None:
     b = _traj(rows, B)
     # layer B at batch 16 has no 'extra': relu x 2 only
     assert b[1]["flops"] == pytest.approx(4e6) and b[1]["bytes"] == pytest.approx(3.2e7)
-    assert b[1]["time_ns"] == pytest.approx(2e4 + 4e4)
+    assert b[1]["duration_ns"] == pytest.approx(2e4 + 4e4)
     assert all(r["label"] == r["nvtx_path"] == r["entity"] and r["occurrence"] is None for r in a + b)
     assert all(r["flags"] == [] for r in a + b)
 
@@ -238,14 +242,11 @@ def _chart_rows(sweep: Path, by: str = "kernel") -> pl.DataFrame:
 
 
 def _ceilings(sweep: Path) -> Any:
-    return queries.run(Store(sweep), "run_ceilings", where="run_id IN ($a, $b, $c)",
-                       params=dict(zip("abc", RUN.values(), strict=True)))  # fmt: skip
+    return queries.run(Store(sweep), "run_ceilings", filters={"run_id": list(RUN.values())})
 
 
 def _spec(chart: Any) -> dict[str, Any]:
-    from rooflake.render.save import _spec_dict
-
-    return _spec_dict(chart)
+    return spec_dict(chart)
 
 
 def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
@@ -328,25 +329,51 @@ def test_chart_errors(sweep: Path) -> None:
 # --------------------------------------------------------------------------------------------------- end to end
 
 
-def test_draw_trajectory_svg(sweep: Path, tmp_path: Path) -> None:
+def _rl(*args: str) -> Any:
+    return CliRunner().invoke(app, ["trajectory", *args])
+
+
+def test_rl_trajectory_svg(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.svg"
-    summary = draw_trajectory(sweep, "batch", out, {"model": "m"}, None, level="dram", by="layer")
+    r = _rl("--vary", "batch", "--where", "model=m", "--out", str(out), "--store", str(sweep))
+    assert r.exit_code == 0, r.stderr
     svg = out.read_text()
     assert svg.startswith("<svg") and "<path" in svg
-    assert "1 series" in summary and "2 layers" in summary and "3 runs" in summary
+    assert "1 series" in r.stdout and "2 layers" in r.stdout and "3 runs" in r.stdout
 
 
-def test_draw_trajectory_filters(sweep: Path, tmp_path: Path) -> None:
+def test_rl_trajectory_filters(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.html"
-    summary = draw_trajectory(sweep, "batch", out, None, "B$", level="l2", by="kernel")
+    r = _rl(
+        "--vary",
+        "batch",
+        "--layer",
+        "B$",
+        "--level",
+        "l2",
+        "--by",
+        "kernel",
+        "-o",
+        str(out),
+        "--store",
+        str(sweep),
+    )
     assert out.stat().st_size > 0
     # model=other has one run only: left out, said so
-    assert "3 kernels" in summary and "1 series" in summary and "single" in summary
+    assert "3 kernels" in r.stdout and "1 series" in r.stdout and "single" in r.stdout
+    r = _rl("--vary", "batch", "--where", "batch=8", "--store", str(sweep))
+    assert r.exit_code == 1 and "varied label" in r.stderr
+
+
+def test_view_errors(sweep: Path) -> None:
+    store = Store(sweep)
+    t = trajectory(store, "batch", None, "B$", level="l2", grain="kernel")
+    assert t.series == ["model=m"] and t.single == ["model=other"] and t.runs == 3
     with pytest.raises(RooflineDataError, match="threads"):
-        draw_trajectory(sweep, "threads", out, None, None)
+        trajectory(store, "threads")
     with pytest.raises(RooflineDataError, match="fewer than 2"):
-        draw_trajectory(sweep, "batch", out, {"model": "other"}, None)
+        trajectory(store, "batch", {"model": "other"})
     with pytest.raises(RooflineDataError, match="nomatch"):
-        draw_trajectory(sweep, "batch", out, None, "nomatch")
-    with pytest.raises(ValueError, match="batch"):
-        draw_trajectory(sweep, "batch", out, {"batch": "8"}, None)
+        trajectory(store, "batch", None, "nomatch")
+    with pytest.raises(UsageError, match="batch"):
+        trajectory(store, "batch", {"batch": "8"})

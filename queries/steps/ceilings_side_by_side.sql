@@ -5,6 +5,7 @@
 -- profiled at (ncu locks the GPU to its base clock by default), datasheet peaks at the boost clock: for a compute
 -- ceiling, report / datasheet should equal report clock / datasheet clock (report_per_clock_over_datasheet = 1)
 -- when both count the same units at the same clock domain.
+-- Given: machine_ceiling_rows.
 -- Columns:
 --   ceiling                              DRAM, L2, L1, FP64, FP32, TENSOR <SRC>, ...
 --   kind                                 bandwidth | compute

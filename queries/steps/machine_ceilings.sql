@@ -3,6 +3,7 @@
 -- the ERT results and measured ceilings of the runs named or labelled for the machine (gpu_name, labels machine
 -- or gpu), and the datasheet's dense peaks at the boost clock (the catalog rows, read from `datasheet_ceilings`,
 -- which the caller provides: rooflake.schema.datasheets.ceilings()). NaN or zero values are left out.
+-- Given: datasheet_ceilings.
 -- Parameters: $run_id, $names, $datasheet_gpu.
 -- Columns:
 --   source               ncu-report | measured | ert | ert-spec | datasheet

@@ -1,0 +1,91 @@
+"""``rl layers``: GPU time, launches and (with counters) FLOPs, bytes and AI per NVTX layer of one run."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from rooflake.cli.common import (
+    DepthOpt,
+    Fmt,
+    FmtOpt,
+    OutOpt,
+    RunArg,
+    StoreOpt,
+    app,
+    emit,
+    guard,
+    need_out,
+    on_terminal,
+)
+
+#: the columns a glance needs on the terminal; csv/json/parquet get all
+GLANCE = [
+    "device_id",
+    "layer",
+    "kernels",
+    "launches",
+    "memops",
+    "gpu_time_ns",
+    "share_of_gpu_time",
+    "flops",
+    "ai_l1",
+    "ai_l2",
+    "ai_dram",
+    "flops_per_s",
+]
+
+
+def print_coverage(coverage: Any) -> None:
+    """One line per device and attribution reason: ops and GPU time under NVTX ranges."""
+    for row in coverage.to_pylist():
+        typer.echo(
+            f"device {row['device_id']}: {row['attribution']:<14} {row['ops']:>7} ops "
+            f"({row['share_of_ops']:.1%}), {row['gpu_time_ns'] / 1e6:.3f} ms GPU time ({row['share_of_gpu_time']:.1%})"
+        )
+
+
+def print_match(m: Any) -> None:
+    """How an nsys run's launches matched the ncu run's kernels (a :class:`rooflake.views.layers.RunMatch`)."""
+    for row in m.summary.to_pylist():
+        typer.echo(
+            f"ncu match ({m.ncu_run}): {row['match']:<20} {row['launches']:>7} launches "
+            f"({row['share_of_launches']:.1%}), {row['share_of_kernel_time']:.1%} of kernel time"
+        )
+    for row in m.unmatched_nsys.to_pylist()[:10]:
+        typer.echo(f"  not profiled by ncu: {row['name'][:100]} ({row['launches']} launches)")
+    for row in m.unmatched_ncu.to_pylist()[:10]:
+        typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {row['name'][:100]}")
+
+
+@app.command()
+@guard
+def layers(
+    run_id: RunArg = None,
+    depth: DepthOpt = 1,
+    match: Annotated[
+        str | None, typer.Option("--match", "-m", help="Keep layers matching this regex.")
+    ] = None,
+    device: Annotated[int | None, typer.Option("--device", help="Only this CUDA device.")] = None,
+    with_run: Annotated[
+        str | None,
+        typer.Option(
+            "--with", help="An ncu run of the same program: FLOPs/bytes from it, time from this nsys run."
+        ),
+    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage."""
+    from rooflake.store import Store
+    from rooflake.views.layers import layers as layer_view
+
+    need_out(fmt, out)
+    v = layer_view(Store(store), run_id, depth, match, device, with_run)
+    emit(v.table.select(GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
+    if on_terminal(fmt, out):
+        print_coverage(v.coverage)
+        if v.matched is not None:
+            print_match(v.matched)

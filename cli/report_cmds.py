@@ -1,0 +1,139 @@
+"""``rl report`` (the static HTML report of a set of runs, safe to run from cron) and ``rl check`` (physics
+checks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rooflake.cli.common import (
+    Fmt,
+    FmtOpt,
+    OutOpt,
+    StoreOpt,
+    WhereOpt,
+    app,
+    emit,
+    guard,
+    need_out,
+    on_terminal,
+    parse_labels,
+)
+
+
+def section(r: Any) -> dict[str, Any]:
+    """One run's report section for :func:`rooflake.render.report.write_report`, from a
+    :class:`rooflake.views.report.RunReport`: its charts (roofline, time-based roofline), tables and notes."""
+    from rooflake.cli.roofline_cmds import time_chart
+    from rooflake.render import roofline_chart, zero_flop_table
+    from rooflake.schema import RooflakeError
+
+    run = r.run
+    sec: dict[str, Any] = {
+        "title": f"{Path(run['source_path']).name} — run {r.run_id}",
+        "meta": {
+            "GPU": run.get("gpu_name") or "unknown",
+            "format": run["source_format"],
+            "producer": run.get("producer"),
+            "kernels": run.get("n_kernels"),
+            "labels": ", ".join(f"{k}={v}" for k, v in (run.get("labels") or [])) or "none",
+            "ingested": str(run["ingested_at"])[:19],
+        },
+        "charts": [],
+        "tables": [],
+        "notes": [],
+    }
+    try:
+        chart = roofline_chart(r.points, r.ceilings, level="all", precision="all", title=f"run {r.run_id}")
+        sec["charts"].append(("hierarchical roofline", chart))
+    except RooflakeError as e:
+        sec["notes"].append(f"no roofline: {e}")
+    try:
+        if r.time is not None:
+            sec["charts"].append(("time-based roofline", time_chart(r.time)))
+    except RooflakeError as e:
+        sec["notes"].append(f"no time-based roofline: {e}")
+    if r.time_note:
+        sec["notes"].append(r.time_note)
+    zero = zero_flop_table(r.points) if r.points.num_rows else None
+    if zero is not None and zero.height:
+        share = zero["total_share_of_time"][0] if "total_share_of_time" in zero.columns else None
+        sec["tables"].append((f"kernels without FLOPs ({(share or 0):.1%} of the time)", zero))
+    sec["tables"] += [
+        ("top layers by GPU time (depth 1)", r.top_layers),
+        ("top kernels by GPU time", r.top_kernels),
+        (f"physics warnings ({r.checks.num_rows})", r.checks),
+    ]
+    _comparison(r, sec)
+    return sec
+
+
+def _comparison(r: Any, sec: dict[str, Any]) -> None:
+    """The comparison with the previous run of the same labels, or a note saying why it was skipped."""
+    if r.comparison_note:
+        sec["notes"].append(r.comparison_note)
+    cmp = r.comparison
+    if cmp is None:
+        return
+    change = "n/a" if cmp.time_change is None else f"{cmp.time_change:+.1%}"
+    sec["notes"].append(
+        f"compared with the previous run of the same labels {cmp.base_run}: total GPU time {change}"
+    )
+    sec["tables"].append((f"layers vs run {cmp.base_run}", cmp.layers))
+
+
+@app.command()
+@guard
+def report(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory (replaced atomically; missing parent directories are created).",
+        ),
+    ],
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Runs ingested within this long: 30m, 24h, 7d (default: all)."),
+    ] = None,
+    runs: Annotated[
+        list[str] | None, typer.Option("--runs", help="These runs (repeatable; overrides --since).")
+    ] = None,
+    where: WhereOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers and
+    kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
+    from rooflake.render.report import write_report
+    from rooflake.store import Store
+    from rooflake.views.report import report as report_view
+
+    rep = report_view(Store(store), since=since, run_ids=runs, where=parse_labels(where, "--where"))
+    n = len(rep.run_ids)
+    res = write_report([section(r) for r in rep.runs], out, title=f"rooflake report — {n} run(s)")
+    typer.echo(f"wrote {res['index']} ({n} runs, {res['charts']} charts as HTML, PNG and SVG)")
+
+
+@app.command()
+@guard
+def check(
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id or unique prefix (default: every run).")
+    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Physics checks: points above their roof, AI order violated, GEMMs without FLOPs, NaN durations, zero or
+    missing peaks, instrumented durations, NVTX coverage under 90 %."""
+    from rooflake.store import Store
+    from rooflake.views.checks import checks
+
+    need_out(fmt, out)
+    table = checks(Store(store), run_id).table
+    emit(table, fmt, out)
+    if on_terminal(fmt, out):
+        typer.echo(f"{table.num_rows} finding(s)")

@@ -1,0 +1,130 @@
+"""``rl roofline``: the hierarchical roofline of one run (per kernel or NVTX layer), or its time-based roofline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard
+
+
+def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
+    """A chart title: GPU · source file · run (· NVTX layers at depth d)."""
+    title = f"{prefix}{run['gpu_name'] or 'GPU'} · {Path(run['source_path']).name} · run {run_id}"
+    return title + (f" · NVTX layers at depth {depth}" if grain == "layer" else "")
+
+
+def time_chart(view: Any) -> Any:
+    """The chart of a :class:`rooflake.views.time_roofline.TimeRoofline` (time vs complexity above the complexity
+    plane)."""
+    from rooflake.render import time_roofline_chart
+
+    title = roofline_title(view.run, view.run_id, view.grain, view.depth, prefix="Time-based roofline · ")
+    return time_roofline_chart(view.points, view.ceilings, level=view.level, title=title)
+
+
+def _draw_time(
+    store: Path | None, run_id: str | None, out: Path, by: By, depth: int, level: Level, t_o: float | None
+) -> str:
+    import polars as pl
+
+    from rooflake.render import save_chart
+    from rooflake.render.formats import duration
+    from rooflake.store import Store
+    from rooflake.views.time_roofline import time_roofline
+
+    v = time_roofline(
+        Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
+    )
+    save_chart(time_chart(v), out)
+    drawn = pl.from_arrow(v.points).filter(pl.col("t_min_ns").is_not_null())
+    assert isinstance(drawn, pl.DataFrame)
+    bounds = ", ".join(f"{b} {n}" for b, n in drawn.get_column("bound").value_counts(sort=True).iter_rows())
+    what = f"layers at depth {depth}" if by is By.layer else "kernels"
+    lo = v.launch_overhead
+    return (
+        f"wrote {out} (run {v.run_id}, {drawn.height} {what}, t_o = {duration(lo.value_ns)} ({lo.source}), "
+        f"bounds: {bounds})"
+    )
+
+
+def _draw(
+    store: Path | None,
+    run_id: str | None,
+    out: Path,
+    level: Level,
+    precision: Precision,
+    by: By,
+    depth: int,
+    with_run: str | None,
+) -> str:
+    from rooflake.render import roofline_chart, save_chart, zero_flop_table
+    from rooflake.store import Store
+    from rooflake.views.roofline import roofline
+
+    v = roofline(Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run)
+    title = roofline_title(v.run, v.run_id, v.grain, depth)
+    chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)
+    zero = zero_flop_table(v.points)
+    save_chart(chart, out, below=zero)
+    what = f"layers at depth {depth}" if by is By.layer else "kernels"
+    return (
+        f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
+        f"{zero.height} zero-FLOP {'layers' if by is By.layer else 'kernels'})"
+    )
+
+
+@app.command()
+@guard
+def roofline(
+    run_id: RunArg = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Output file: .html, .png or .svg (missing parent directories are created)."
+        ),
+    ] = Path("roofline.html"),
+    level: Annotated[Level, typer.Option("--level", help="Memory level of the AI axis.")] = Level.dram,
+    precision: Annotated[
+        Precision, typer.Option("--precision", help="FLOP precision ('all': each kernel's dominant one).")
+    ] = Precision.all,
+    by: Annotated[By, typer.Option("--by", help="One point per kernel or per NVTX layer.")] = By.kernel,
+    depth: Annotated[
+        int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
+    ] = 1,
+    with_run: Annotated[
+        str | None,
+        typer.Option("--with", help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes."),
+    ] = None,
+    time: Annotated[
+        bool,
+        typer.Option(
+            "--time", help="Time-based roofline (Wang et al.): time vs FLOPs/bytes, complexity plane."
+        ),
+    ] = False,
+    launch_overhead: Annotated[
+        float | None,
+        typer.Option(
+            "--launch-overhead",
+            help="With --time: launch overhead t_o in ns (default: derived from an nsys run of this run or the "
+            "same GPU, else 1000).",
+        ),
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report."""
+    chart_out(out)
+    if time:
+        if with_run is not None:
+            raise typer.BadParameter("--with is not supported with --time", param_hint="--with")
+        if level is Level.all:
+            raise typer.BadParameter(
+                "--time draws one level: use --level dram, l2 or l1", param_hint="--level"
+            )
+        typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead))
+        return
+    if with_run is not None and by is By.kernel:
+        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
+    typer.echo(_draw(store, run_id, out, level, precision, by, depth, with_run))

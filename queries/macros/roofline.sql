@@ -1,0 +1,60 @@
+-- The shared rules of the roofline queries, one place each (Williams et al. 2009; Yang et al., "Hierarchical
+-- Roofline analysis for GPUs", 2020; ncu SpeedOfLight_Hierarchical*RooflineChart). kernel_roofline,
+-- layer_roofline, trajectory and layer_summary call these instead of repeating them.
+
+-- precisions(): the FLOP precisions, in the order that breaks ties (precision, ord).
+CREATE MACRO precisions() AS TABLE
+SELECT * FROM (VALUES ('fp64', 1), ('fp32', 2), ('fp16', 3), ('tensor', 4)) AS p (precision, ord);
+
+-- by_precision(prec, fp64, fp32, fp16, tensor): the value that belongs to precision `prec` (fp64 | fp32 | fp16 |
+-- tensor), e.g. the FLOP count or the peak of that pipe.
+CREATE MACRO by_precision(prec, fp64, fp32, fp16, tensor) AS
+CASE prec WHEN 'fp64' THEN fp64 WHEN 'fp32' THEN fp32 WHEN 'fp16' THEN fp16 ELSE tensor END;
+
+-- flops_total(fp64, fp32, fp16, tensor): FLOP over the precisions counted; NULL when none is (a report without
+-- the counters has no FLOP count, which is not 0 FLOPs).
+CREATE MACRO flops_total(fp64, fp32, fp16, tensor) AS
+CASE WHEN coalesce(fp64, fp32, fp16, tensor) IS NOT NULL
+    THEN coalesce(fp64, 0) + coalesce(fp32, 0) + coalesce(fp16, 0) + coalesce(tensor, 0) END;
+
+-- dominant_precision(fp64, fp32, fp16, tensor): the precision with the most FLOPs (NULL counts as none; ties:
+-- fp64, fp32, fp16, tensor).
+CREATE MACRO dominant_precision(fp64, fp32, fp16, tensor) AS
+CASE
+    WHEN coalesce(fp64, -1) >= greatest(coalesce(fp32, -1), coalesce(fp16, -1), coalesce(tensor, -1)) THEN 'fp64'
+    WHEN coalesce(fp32, -1) >= greatest(coalesce(fp16, -1), coalesce(tensor, -1)) THEN 'fp32'
+    WHEN coalesce(fp16, -1) >= coalesce(tensor, -1) THEN 'fp16'
+    ELSE 'tensor'
+END;
+
+-- attainable(peak, ai, bw): the roof at arithmetic intensity `ai` (FLOP/byte) of a memory level with bandwidth
+-- `bw` (byte/s) under a pipe of peak `peak` (FLOP/s): min(P, AI_l * W_l) in FLOP/s; NULL unless all three are known.
+CREATE MACRO attainable(peak, ai, bw) AS
+CASE WHEN ai IS NOT NULL AND bw IS NOT NULL AND peak IS NOT NULL THEN least(peak, ai * bw) END;
+
+-- roof_bound(attainable, peak, prec, attainable_l2, attainable_dram, flops): what bounds a point whose
+-- attainable FLOP/s is the lowest of its levels' (`attainable`): the pipe (upper(prec)) when that is the peak,
+-- else the level whose roof it is (DRAM, then L2, then L1 on ties); NULL without a roof or without FLOPs.
+CREATE MACRO roof_bound(attainable, peak, prec, attainable_l2, attainable_dram, flops) AS
+CASE
+    WHEN attainable IS NULL OR flops = 0 THEN NULL
+    WHEN attainable >= peak THEN upper(prec)
+    WHEN attainable = attainable_dram THEN 'DRAM'
+    WHEN attainable = attainable_l2 THEN 'L2'
+    ELSE 'L1'
+END;
+
+-- above_roof(achieved, attainable): achieved FLOP/s exceeds the attainable by more than 0.1 % (a physics violation:
+-- flag it, never correct it). DuckDB orders NaN above every number: a NaN achieved is tested first.
+CREATE MACRO above_roof(achieved, attainable) AS
+coalesce(NOT isnan(achieved) AND achieved > attainable * 1.001, false);
+
+-- levels_without_roof(bytes_l1, bw_l1, bytes_l2, bw_l2, bytes_dram, bw_dram): the levels with bytes but no roof
+-- (the bound cannot account for them), as a list of 'L1' | 'L2' | 'DRAM'.
+CREATE MACRO levels_without_roof(bytes_l1, bw_l1, bytes_l2, bw_l2, bytes_dram, bw_dram) AS
+list_filter(
+    [CASE WHEN bytes_l1 IS NOT NULL AND bw_l1 IS NULL THEN 'L1' END,
+     CASE WHEN bytes_l2 IS NOT NULL AND bw_l2 IS NULL THEN 'L2' END,
+     CASE WHEN bytes_dram IS NOT NULL AND bw_dram IS NULL THEN 'DRAM' END],
+    lambda x: x IS NOT NULL
+);

@@ -1,0 +1,288 @@
+"""The query runner: loads the named ``.sql`` files, binds their ``$parameters``, and gives them to DuckDB.
+
+The one module whose Python strings may hold SQL text (tests/test_architecture.py): every statement rooflake runs
+over a store lives in a ``.sql`` file of this package, and this module only wraps them (a filter on a query's
+columns, a view or a table macro around a file's text).
+
+Files (DESIGN.md §6.5):
+
+- ``queries/<name>.sql``: the named queries, one question each. A header comment says what the query answers
+  (``-- <name>: ...``), an optional ``-- Parameters: $a, $b = <default>.`` line names its parameters, and a
+  ``-- Columns:`` block gives one comment per output column with its unit (``--   <column>  <unit, meaning>``;
+  deeper-indented lines continue the text; ``<table>.*`` stands for every column of a store table, in order).
+  A parameter-free query is a view of the same name; a parameterized one is a table macro of the same name, its
+  parameters in the declared order (``SELECT * FROM time_roofline('RUN_ID', 1000)``).
+- ``queries/steps/<name>.sql``: the statements a view of :mod:`rooflake.views` runs besides the named queries
+  (the previous run of the same labels, the top kernels of a run, ...), with the same header habit. They are
+  neither views nor macros and ``rl sql --list`` does not list them.
+- ``queries/macros/*.sql``: the scalar macros the queries share (``nvtx_layer``, ``attainable``, ``roof_bound``,
+  ...): one place for each rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from rooflake.schema import QueryError
+
+STEPS = "steps"
+MACROS = "macros"
+_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
+_COMMENT = re.compile(r"--[^\n]*")
+_STRING = re.compile(r"'(?:[^']|'')*'")
+_COLUMN = re.compile(r"^-- {3}(\S+)(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One ``.sql`` file: ``name`` (file stem), ``text`` (without a trailing ``;``), ``parameters`` (names, in
+    order), ``defaults`` (parameter -> SQL literal for the optional ones), ``columns`` (the ``-- Columns:`` block's
+    names, in order), ``public`` (a named query of ``queries/``, not a step), ``given`` (the tables a step reads
+    that its caller provides, ``-- Given: matched, ...``: see :func:`fetch`'s ``tables``)."""
+
+    name: str
+    text: str
+    parameters: tuple[str, ...]
+    defaults: dict[str, str]
+    columns: tuple[str, ...]
+    public: bool
+    given: tuple[str, ...] = ()
+
+    @property
+    def header(self) -> str:
+        """The first comment line without its ``-- name:`` prefix."""
+        first = self.text.splitlines()[0].lstrip("- ").strip()
+        return first.split(":", 1)[1].strip() if first.startswith(f"{self.name}:") else first
+
+    @property
+    def code(self) -> str:
+        """The text without comments and string literals (names there are not references)."""
+        return _code(self.text)
+
+
+def _code(sql: str) -> str:
+    return _STRING.sub("''", _COMMENT.sub("", sql))
+
+
+def parse(name: str, text: str, public: bool) -> Query:
+    """The :class:`Query` of a file's ``text``: its header lines (``-- Parameters:``, ``-- Columns:``) read."""
+    params: list[str] = []
+    defaults: dict[str, str] = {}
+    columns: list[str] = []
+    given: list[str] = []
+    in_columns = False
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        if line.startswith("-- Parameters:"):
+            for part in line.split(":", 1)[1].rstrip(" .").split(","):
+                pname, _, default = part.partition("=")
+                params.append(pname.strip(" $"))
+                if default.strip():
+                    defaults[params[-1]] = default.strip()
+        elif line.startswith("-- Given:"):
+            given += [g.strip(" .") for g in line.split(":", 1)[1].split(",")]
+        elif line.startswith("-- Columns:"):
+            in_columns = True
+        elif in_columns and (m := _COLUMN.match(line)):
+            columns.append(m.group(1).strip(","))
+    return Query(name, text, tuple(params), defaults, tuple(columns), public, tuple(given))
+
+
+@functools.cache
+def _catalog() -> dict[str, Query]:
+    """Every query file of the package, by name (named queries and steps share one namespace)."""
+    root = resources.files(__package__)
+    out: dict[str, Query] = {}
+    for folder, public in ((root, True), (root.joinpath(STEPS), False)):
+        for p in sorted(folder.iterdir(), key=lambda p: p.name):
+            if p.name.endswith(".sql") and p.is_file():
+                name = p.name[:-4]
+                if name in out:
+                    raise QueryError(f"two query files named {name!r}")
+                text = p.read_text(encoding="utf-8").strip().rstrip(";")
+                out[name] = parse(name, text, public)
+    return out
+
+
+def query(name: str) -> Query:
+    """The :class:`Query` of file ``name`` (a named query or a step). Raises :class:`QueryError` if unknown."""
+    q = _catalog().get(name)
+    if q is None:
+        raise QueryError(f"no query named {name!r} (known: {', '.join(names())})")
+    return q
+
+
+def names() -> list[str]:
+    """Names of the named queries (``queries/*.sql`` stems, not steps), sorted."""
+    return sorted(n for n, q in _catalog().items() if q.public)
+
+
+def all_names() -> list[str]:
+    """Names of every query file, named queries and steps, sorted."""
+    return sorted(_catalog())
+
+
+def load(name: str) -> str:
+    """SQL text of query ``name`` (without a trailing semicolon). Raises :class:`QueryError` if unknown."""
+    return query(name).text
+
+
+def parameters(name: str) -> list[str]:
+    """Named parameters a query declares in its header (``-- Parameters: $a, $b.``), in order."""
+    return list(query(name).parameters)
+
+
+def header(name: str) -> str:
+    """The first comment line of a query, without its ``-- name:`` prefix."""
+    return query(name).header
+
+
+def columns(name: str) -> list[str]:
+    """The output columns a query's ``-- Columns:`` block documents, in order (``<table>.*`` entries as written)."""
+    return list(query(name).columns)
+
+
+def macros() -> str:
+    """SQL creating the scalar macros the queries share (``macros/*.sql``)."""
+    folder = resources.files(__package__).joinpath(MACROS)
+    files = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
+    return "\n".join(p.read_text(encoding="utf-8") for p in files)
+
+
+def _macro_sql(q: Query) -> str:
+    """``CREATE MACRO name("$a", "$b" := default) AS TABLE <text>``: ``$a`` becomes the quoted macro parameter
+    ``"$a"``, which no column name can shadow (an unquoted ``run_id`` parameter would hide the column)."""
+    args = ", ".join(f'"${p}"' + (f" := {q.defaults[p]}" if p in q.defaults else "") for p in q.parameters)
+    body = _PARAM.sub(r'"$\1"', q.text)
+    return f"CREATE OR REPLACE MACRO {q.name}({args}) AS TABLE\n{body}"
+
+
+def dependencies(sql: str) -> list[str]:
+    """The named queries ``sql`` refers to by name (outside comments), with those they refer to, dependencies
+    first: what a connection for ``sql`` must create, in order."""
+    public = {n: q for n, q in _catalog().items() if q.public}
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(code: str) -> None:
+        for name, q in public.items():
+            if name not in seen and re.search(rf"\b{name}\b", code):
+                seen.add(name)
+                visit(q.code)
+                order.append(name)
+
+    visit(_code(sql))
+    return order
+
+
+def views() -> dict[str, str]:
+    """``{name: sql}`` of every parameter-free named query, each after the query views it reads (DuckDB binds a
+    view when it is created)."""
+    return {n: load(n) for n in dependencies(" ".join(names())) if not query(n).parameters}
+
+
+def connect(store: Any, sql: str | None = None, *, unsafe: bool = False):  # -> duckdb.DuckDBPyConnection
+    """A DuckDB cursor over ``store`` (a :class:`rooflake.store.Store`) with the shared macros, every parameter-free
+    named query as a view and every parameterized one as a table macro; with ``sql``, only the named queries that
+    SQL names (and those they read), which keeps a cold ``rl sql`` fast. ``unsafe``: see
+    :meth:`rooflake.store.Store.connect`."""
+    needed = dependencies(" ".join(names()) if sql is None else sql)
+    views_sql = {n: load(n) for n in needed if not query(n).parameters}
+    con = store.connect(extra_views=views_sql, setup=macros(), unsafe=unsafe)
+    table_macros = [n for n in needed if query(n).parameters]
+    if table_macros:
+        have = {
+            r[0]
+            for r in con.execute(
+                "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'"
+            ).fetchall()
+        }
+        for n in table_macros:  # created once per store database (the store rebuilds it when runs change)
+            if n not in have:
+                con.execute(_macro_sql(query(n)))
+    return con
+
+
+def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``params`` that ``sql`` uses (DuckDB refuses unused named parameters); a missing one is an error."""
+    used = set(_PARAM.findall(_COMMENT.sub("", sql)))
+    missing = used - set(params or {})
+    if missing:
+        raise QueryError(f"no value for parameter(s) {', '.join(f'${m}' for m in sorted(missing))}")
+    return {k: v for k, v in (params or {}).items() if k in used}
+
+
+def _fetch(con: Any, sql: str, params: dict[str, Any] | None, what: str) -> Any:
+    import duckdb
+
+    from rooflake.schema.duck import fetch_arrow
+
+    try:
+        return fetch_arrow(con, sql, _bind(sql, params))
+    except duckdb.Error as e:
+        raise QueryError(f"{what}: {' '.join(str(e).split())}") from e
+
+
+def fetch(
+    con: Any,
+    name: str,
+    params: dict[str, Any] | None = None,
+    *,
+    filters: dict[str, Any] | None = None,
+    tables: dict[str, Any] | None = None,
+    what: str | None = None,
+) -> Any:
+    """Run query file ``name`` (a named query or a step) on cursor ``con``; a ``pyarrow.Table`` with the columns its
+    ``-- Columns:`` block documents.
+
+    ``params`` bind the query's ``$parameters``. ``filters`` keep the rows whose column equals the value (a list:
+    is one of the values). ``tables`` shadow store tables on this cursor for the duration of the call (``{"kernels":
+    arrow_table}``: every query that reads ``kernels`` then reads these rows; a temp view named ``kernels``
+    precedes the store's view). Raises :class:`QueryError` with DuckDB's message, after ``what`` (what was being
+    asked, e.g. ``"layers of run X"``; default: the query's name).
+    """
+    q = query(name)
+    missing = set(q.given) - set(tables or {})
+    if missing:
+        raise QueryError(f"{name} reads table(s) the caller gives: {', '.join(sorted(missing))}")
+    sql, bound = q.text, dict(params or {})
+    if filters:
+        conds = []
+        for i, (col, value) in enumerate(filters.items()):
+            bound[f"_f{i}"] = value
+            op = f"list_contains($_f{i}, {col})" if isinstance(value, list) else f"{col} = $_f{i}"
+            conds.append(op)
+        sql = f"SELECT * FROM (\n{sql}\n) WHERE {' AND '.join(conds)}"
+    for table, rows in (tables or {}).items():
+        con.register(f"_shadow_{table}", rows)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM _shadow_{table}")
+    try:
+        return _fetch(con, sql, bound, what or name)
+    finally:
+        for table in tables or {}:
+            con.execute(f"DROP VIEW IF EXISTS temp.{table}")
+            con.unregister(f"_shadow_{table}")
+
+
+def run(
+    store: Any, name: str, params: dict[str, Any] | None = None, *, filters: dict[str, Any] | None = None
+) -> Any:
+    """Run named query or step ``name`` over ``store`` (see :func:`fetch`); returns a ``pyarrow.Table``.
+    Raises :class:`QueryError` for an unknown query or a failing SQL statement."""
+    query(name)
+    return fetch(connect(store), name, params, filters=filters)
+
+
+def execute(store: Any, sql: str, params: dict[str, Any] | None = None, *, unsafe: bool = False) -> Any:
+    """Run a user's SQL over the store's tables, every named query (views and table macros) and the shared macros;
+    returns a ``pyarrow.Table``. Unless ``unsafe``, only queries run (:func:`rooflake.store.database.run_read_only`).
+    Raises :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables, a missing parameter
+    value, a refused statement)."""
+    from rooflake.store.database import run_read_only
+
+    return run_read_only(connect(store, sql, unsafe=unsafe), sql, params or {}, unsafe=unsafe)

@@ -1,0 +1,156 @@
+"""Every ``.sql`` file of ``queries/`` documents its output: a ``-- Columns:`` block with one comment per column, and
+those are exactly the columns the query returns, names and order (in the style of the module checker of Perfetto's
+trace processor standard library). Each query runs on tiny tables built in code; no fixture needed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from rooflake import queries
+from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS, TABLES
+from rooflake.store import Store
+
+NCU, NSYS = "a" * 16, "b" * 16
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# a value for every parameter any query declares (tests fail on a new parameter until it is added here)
+PARAMS: dict[str, Any] = {
+    "run_id": NCU,
+    "run_ids": [NCU, NSYS],
+    "base_run": NCU,
+    "new_run": NCU,
+    "nsys_run": NSYS,
+    "ncu_run": NCU,
+    "counters_run": NCU,
+    "depth": 1,
+    "launch_overhead_ns": 1000.0,
+    "launch_overhead_source": "test",
+    "min_pairs": 1,
+    "vary": "batch",
+    "entity_kind": "kernel",
+    "series": [""],
+    "level": None,
+    "layer": None,
+    "label_keys": [],
+    "label_values": [],
+    "since": EPOCH,
+    "quantities": ["flops_fp32", "bytes_dram"],
+    "match": None,
+    "device": None,
+    "top": 10,
+    "names": ["GPU X"],
+    "datasheet_gpu": None,
+    "estimates_run_id": NCU,
+    "machine_key": "GPU X|8.0|1000",
+    "ceiling": "DRAM",
+}
+# how to build each table a step says it is given (-- Given:), from the tiny store
+GIVEN: dict[str, Any] = {
+    "matched": lambda con: queries.fetch(con, "nsys_ncu_match", PARAMS),
+    "datasheet_ceilings": lambda con: _datasheet_ceilings(),
+    "machine_ceiling_rows": lambda con: queries.fetch(
+        con, "machine_ceilings", PARAMS, tables={"datasheet_ceilings": _datasheet_ceilings()}
+    ),
+}
+
+
+def _datasheet_ceilings() -> Any:
+    from rooflake.schema import datasheets
+
+    return datasheets.ceilings()
+
+
+def _table(schema: pa.Schema, rows: list[dict[str, Any]], **defaults: Any) -> pa.Table:
+    return pa.table(
+        {f.name: [r.get(f.name, defaults.get(f.name)) for r in rows] for f in schema}, schema=schema
+    )
+
+
+def _publish(
+    root: Path, run_id: str, fmt: str, labels: dict[str, str], kernels: list[dict[str, Any]]
+) -> None:
+    run = {"run_id": run_id, "source_path": f"/tiny/{run_id}", "source_format": fmt, "n_kernels": len(kernels),
+           "ingested_at": datetime(2026, 1, 1, tzinfo=timezone.utc), "labels": list(labels.items()),
+           "schema_version": "1"}  # fmt: skip
+    ceilings = [
+        {"kernel_id": k["kernel_id"], "ceiling": c, "kind": "bandwidth" if c == "DRAM" else "compute", "value": v,
+         "unit": "byte/s" if c == "DRAM" else "FLOP/s", "source": "test", "clock_hz": 1e9}
+        for k in kernels for c, v in (("DRAM", 1e12), ("FP32", 1e13))
+    ] if fmt == "ncu-rep" else []  # fmt: skip
+    Store(root).publish(
+        run_id,
+        {
+            "runs": _table(RUNS, [run]),
+            "kernels": _table(KERNELS, kernels, run_id=run_id, provenance=[], flags=[]),
+            "ceilings": _table(CEILINGS, ceilings, run_id=run_id),
+            "metrics": _table(METRICS, [], run_id=run_id),
+        },
+    )
+
+
+def _kernel(kid: int, **kw: Any) -> dict[str, Any]:
+    return {"kernel_id": kid, "name": f"k{kid}", "short_name": f"k{kid}", "device_id": 0, "duration_ns": 1e3,
+            "nvtx_domain": "d", "nvtx_stack": ["model", "layer"], "nvtx_path": "d:model/layer", **kw}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("columns")
+    counters = {"flops_fp32": 1e9, "bytes_l1": 1e8, "bytes_l2": 1e8, "bytes_dram": 1e7}
+    _publish(root, NCU, "ncu-rep", {"batch": "8"}, [_kernel(0, **counters), _kernel(1, **counters)])
+    timeline = [
+        _kernel(i, start_ns=i * 2000, end_ns=i * 2000 + 1000, launch_start_ns=i * 2000 - 500) for i in (0, 1)
+    ]
+    _publish(root, NSYS, "nsys-sqlite", {"batch": "16"}, timeline)
+    return queries.connect(Store(root))
+
+
+def _expected(name: str) -> list[str]:
+    """The documented columns of ``name``, ``<table>.*`` / ``<query>.*`` expanded."""
+    out: list[str] = []
+    for col in queries.columns(name):
+        if col.endswith(".*"):
+            src = col[:-2]
+            out += TABLES[src].names if src in TABLES else _expected(src)
+        else:
+            out.append(col)
+    return out
+
+
+def _given(con: Any, name: str) -> dict[str, Any]:
+    """The tables step ``name`` reads that its caller gives (``-- Given:``)."""
+    missing = [g for g in queries.query(name).given if g not in GIVEN]
+    assert not missing, f"{name}.sql is given {missing}: add a builder to GIVEN"
+    return {g: GIVEN[g](con) for g in queries.query(name).given}
+
+
+@pytest.mark.parametrize("name", queries.all_names())
+def test_columns_block_equals_the_real_columns(con: Any, name: str) -> None:
+    documented = _expected(name)
+    assert documented, f"{name}.sql has no -- Columns: block (one '--   <column>  <unit, meaning>' line each)"
+    missing = [p for p in queries.parameters(name) if p not in PARAMS]
+    assert not missing, f"{name}.sql takes {missing}: add a value to PARAMS"
+    got = queries.fetch(con, name, {p: PARAMS[p] for p in queries.parameters(name)}, tables=_given(con, name))
+    assert got.column_names == documented, (
+        f"{name}.sql: -- Columns: says {documented}, the query gives {got.column_names}"
+    )
+
+
+@pytest.mark.parametrize("name", queries.all_names())
+def test_header_names_the_query(name: str) -> None:
+    assert queries.load(name).startswith(f"-- {name}: "), (
+        f"{name}.sql must start with '-- {name}: what it answers'"
+    )
+
+
+def test_the_check_can_fail() -> None:
+    """The parser reads one column per line (continuation lines are deeper), and a wrong block is caught."""
+    from rooflake.queries.runner import Query
+
+    text = "-- q: x\n-- Columns:\n--   a    unit\n--        more text\n--   b    unit\nSELECT 1 AS a, 2 AS c"
+    q = queries.runner.parse("q", text, public=False)
+    assert isinstance(q, Query) and q.columns == ("a", "b")

@@ -1,0 +1,94 @@
+"""Two runs side by side (queries ``compare_layers`` and ``compare_kernels``), with the verdict ``rl compare``
+prints and its exit status under a slowdown limit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rooflake.queries import connect, fetch
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``new_run`` against ``base_run`` (full run ids).
+
+    - ``depth``: the NVTX depth of a layer.
+    - ``layers``: compare_layers rows (layer, status both | new | removed, base/new_time_ns (ns, GPU time),
+      time_change (new / base - 1), base/new_launches, base/new_flops_per_s (FLOP/s), base/new_ai_* (FLOP/byte),
+      base/new_bound, base/new_share).
+    - ``kernels``: compare_kernels rows (nvtx_path, name, status, base/new_launches, base/new_time_ns (ns),
+      time_change, base/new_flops_per_s, base/new_ai_*, base/new_bound).
+    - ``base_time_ns``, ``new_time_ns``: total GPU time of kernels and memops (ns; None for a run without any);
+      ``time_change``: new / base - 1 (None unless both).
+    - ``limit``: the slowdown allowed (0.05 = 5 %) or None; ``slower_layers``: the layers whose time grew past it;
+      ``failed``: the total or a layer grew past it.
+    - ``verdict``: one line saying it all (what ``rl compare`` prints last).
+    """
+
+    base_run: str
+    new_run: str
+    depth: int
+    layers: Any
+    kernels: Any
+    base_time_ns: float | None
+    new_time_ns: float | None
+    time_change: float | None
+    limit: float | None
+    slower_layers: list[str]
+    failed: bool
+    verdict: str
+
+
+def compare(
+    store: Any, base_run: str, new_run: str, depth: int = 1, fail_if_slower: float | None = None
+) -> Comparison:
+    """Compare ``new_run`` with ``base_run`` (ids or unique prefixes) per NVTX layer at ``depth`` and per kernel;
+    ``fail_if_slower``: the slowdown in percent past which the comparison fails (the total or any layer). Raises
+    :class:`RunNotFoundError`, :class:`QueryError`."""
+    base_run, new_run = store.resolve(base_run), store.resolve(new_run)
+    con = connect(store)
+    what = f"comparing {base_run} and {new_run}"
+    p = {"base_run": base_run, "new_run": new_run}
+    layers = fetch(con, "compare_layers", {**p, "depth": depth}, what=what)
+    kernels = fetch(con, "compare_kernels", p, what=what)
+    totals = {
+        r["run_id"]: r["gpu_time_ns"]
+        for r in fetch(con, "gpu_time_totals", {"run_ids": [base_run, new_run]}, what=what).to_pylist()
+    }
+    b, n = totals.get(base_run), totals.get(new_run)
+    change = (n / b - 1) if b and n is not None else None
+    limit = None if fail_if_slower is None else fail_if_slower / 100
+    lrows = layers.to_pylist()
+    slower = [r["layer"] for r in lrows if limit is not None and (r["time_change"] or 0) > limit]
+    failed = limit is not None and ((change is not None and change > limit) or bool(slower))
+    verdict = _verdict(base_run, new_run, depth, b, n, change, lrows, kernels.to_pylist())
+    if failed:
+        verdict += f"; FAIL: more than {fail_if_slower:g} % slower" + (
+            f" ({', '.join(slower[:5])})" if slower else " in total"
+        )
+    return Comparison(base_run, new_run, depth, layers, kernels, b, n, change, limit, slower, failed, verdict)
+
+
+def _verdict(
+    base_run: str,
+    new_run: str,
+    depth: int,
+    b: float | None,
+    n: float | None,
+    change: float | None,
+    lrows: list[dict[str, Any]],
+    krows: list[dict[str, Any]],
+) -> str:
+    def count(rows: list[dict[str, Any]], status: str) -> int:
+        return sum(1 for r in rows if r["status"] == status)
+
+    total = f"{(b or 0) / 1e6:.3f} ms -> {(n or 0) / 1e6:.3f} ms" + (
+        f" ({change:+.1%})" if change is not None else ""
+    )
+    return (
+        f"{new_run} vs {base_run}: total GPU time {total}; layers at depth {depth}: "
+        f"{sum(1 for r in lrows if (r['time_change'] or 0) > 0)} slower, "
+        f"{sum(1 for r in lrows if (r['time_change'] or 0) < 0)} faster, {count(lrows, 'new')} new, "
+        f"{count(lrows, 'removed')} removed; kernels: {count(krows, 'new')} new, {count(krows, 'removed')} removed"
+    )

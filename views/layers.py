@@ -1,0 +1,120 @@
+"""The layer view of one run: GPU time, launches, FLOPs, bytes and AI per NVTX layer, with attribution coverage;
+and the join of an Nsight Systems run with an Nsight Compute run of the same program that lends it counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rooflake.queries import connect, fetch
+from rooflake.schema import UsageError
+
+
+@dataclass(frozen=True)
+class RunMatch:
+    """An Nsight Systems run joined with an Nsight Compute run of the same program (query ``nsys_ncu_match``).
+
+    - ``nsys_run``, ``ncu_run``: full run ids.
+    - ``kernels``: every kernel of the nsys run with every column of ``kernels`` (flops_* and bytes_* from its ncu
+      twin, FLOP and byte; NULL when unmatched), then ``ncu_kernel_id`` and ``match`` (path_name_occurrence |
+      name_occurrence | name_mean | NULL).
+    - ``summary``: match, launches, kernel_time_ns (ns), share_of_launches, share_of_kernel_time (step
+      ``match_summary``).
+    - ``unmatched_nsys``: name, launches, kernel_time_ns (ns): nsys kernels ncu never profiled.
+    - ``unmatched_ncu``: kernel_id, name, nvtx_path: profiled kernels no nsys launch took.
+    """
+
+    nsys_run: str
+    ncu_run: str
+    kernels: Any
+    summary: Any
+    unmatched_nsys: Any
+    unmatched_ncu: Any
+
+    @property
+    def store_kernels(self) -> Any:
+        """``kernels`` with the columns of the store's ``kernels`` table only: rows that can stand in for it."""
+        return self.kernels.drop_columns(["ncu_kernel_id", "match"])
+
+
+@dataclass(frozen=True)
+class Layers:
+    """The layers of one run at one NVTX depth.
+
+    - ``run_id``: full run id.
+    - ``table``: the layer_summary rows (run_id, device_id, depth, layer, kernels, launches, memops, gpu_time_ns,
+      kernel_time_ns, share_of_gpu_time, nan_durations, flops_* and flops (FLOP), bytes_* (byte), ai_* (FLOP/byte),
+      launches_with_counters, counted_time_ns (ns), flops_per_s (FLOP/s), counters_complete) of the layers kept.
+    - ``coverage``: run_id, device_id, attribution, ops, gpu_time_ns (ns), share_of_ops, share_of_gpu_time: how
+      the run's kernels and memops were attributed to NVTX ranges (step ``coverage_summary``).
+    - ``matched``: the :class:`RunMatch` whose ncu counters the nsys kernels took, or None.
+    """
+
+    run_id: str
+    table: Any
+    coverage: Any
+    matched: RunMatch | None
+
+
+def layers(
+    store: Any,
+    run_id: str | None = None,
+    depth: int = 1,
+    match: str | None = None,
+    device: int | None = None,
+    with_run: str | None = None,
+) -> Layers:
+    """The layer view of ``run_id`` (a unique prefix; None = the latest run) at NVTX ``depth`` (1 = outermost):
+    layers whose name matches the regular expression ``match`` (a partial match), on CUDA ``device`` if given.
+
+    With ``with_run`` (an ncu run of the same program) the nsys run's kernels take their FLOPs/bytes from it
+    (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). Raises
+    :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`QueryError` (a bad
+    regular expression).
+    """
+    run_id = store.resolve(run_id)
+    con = connect(store)
+    matched = match_runs(store, run_id, with_run) if with_run is not None else None
+    params = {"run_id": run_id, "depth": depth, "match": match, "device": device}
+    table = fetch(
+        con,
+        "run_layers",
+        params,
+        tables={"kernels": matched.store_kernels} if matched else None,
+        what=f"layers of run {run_id}",
+    )
+    coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+    return Layers(run_id, table, coverage, matched)
+
+
+def match_runs(store: Any, nsys_run: str, ncu_run: str) -> RunMatch:
+    """Join Nsight Systems run ``nsys_run`` with Nsight Compute run ``ncu_run`` of the same program (query
+    ``nsys_ncu_match``: by NVTX path, name and occurrence, then name and occurrence, then the mean per launch of the
+    name). Run ids may be prefixes. Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong
+    kind), :class:`QueryError`."""
+    nsys_run, ncu_run = store.resolve(nsys_run), store.resolve(ncu_run)
+    con = connect(store)
+    formats = {
+        r["run_id"]: r["source_format"]
+        for r in fetch(con, "run_formats", {"run_ids": [nsys_run, ncu_run]}).to_pylist()
+    }
+    if not formats[nsys_run].startswith("nsys"):
+        raise UsageError(
+            f"run {nsys_run} is a {formats[nsys_run]} run: the layer run must come from Nsight Systems"
+        )
+    if formats[ncu_run] != "ncu-rep":
+        raise UsageError(
+            f"run {ncu_run} (--with) is a {formats[ncu_run]} run: it must be an Nsight Compute run of the same "
+            "program"
+        )
+    what = f"matching runs {nsys_run} and {ncu_run}"
+    kernels = fetch(con, "nsys_ncu_match", {"nsys_run": nsys_run, "ncu_run": ncu_run}, what=what)
+    given = {"matched": kernels}
+    return RunMatch(
+        nsys_run,
+        ncu_run,
+        kernels,
+        summary=fetch(con, "match_summary", tables=given, what=what),
+        unmatched_nsys=fetch(con, "unmatched_nsys", tables=given, what=what),
+        unmatched_ncu=fetch(con, "unmatched_ncu", {"ncu_run": ncu_run}, tables=given, what=what),
+    )

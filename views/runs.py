@@ -1,0 +1,20 @@
+"""The runs of a store: one run's ``runs`` row, and the listing ``rl runs`` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rooflake.queries import connect, fetch
+
+
+def run_info(con: Any, run_id: str) -> dict[str, Any]:
+    """The ``runs`` row of ``run_id`` (a full id) as a dict, on cursor ``con`` (from :func:`rooflake.queries.connect`):
+    every column of the ``runs`` table (``source_path``, ``gpu_name``, ``labels`` as (key, value) pairs, ...)."""
+    rows = fetch(con, "run_info", {"run_id": run_id}).to_pylist()
+    return rows[0]
+
+
+def run_list(store: Any) -> Any:
+    """The runs of ``store``, oldest first (step ``run_list``): a ``pyarrow.Table`` of run_id, source (file name),
+    gpu_name, kernels (launches), labels ('k=v,k=v'), ingested_at (text, UTC)."""
+    return fetch(connect(store), "run_list")

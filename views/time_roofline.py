@@ -1,0 +1,163 @@
+"""The time-based roofline of one run (Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline for Deep
+Learning Performance Analysis", arXiv 2009.04598): choose the launch overhead t_o, run the ``time_roofline`` query,
+keep the grain to draw (kernels, or NVTX layers at one depth)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rooflake.queries import connect, fetch
+from rooflake.schema import RooflineDataError, UsageError
+from rooflake.schema.catalog import COLLECT_HINT
+from rooflake.views.runs import run_info
+
+#: t_o when neither an option nor an nsys trace gives one: 1 us. Below the GPU durations of the shortest kernels in
+#: the fixture reports (ncu 3.2 us, nsys 0.9 us) and within the back-to-back gaps their nsys traces give
+#: (launch_overhead: 0.64 to 2.0 us), so it never puts T_min above a real kernel's T. A placeholder, not a
+#: measurement: pass --launch-overhead, or ingest an nsys trace of the same GPU.
+DEFAULT_LAUNCH_OVERHEAD_NS = 1000.0
+#: Fewest back-to-back pairs for a derived t_o to be used (a median of one or two gaps is noise).
+MIN_PAIRS = 5
+GRAINS = ("kernel", "layer")
+LEVELS = ("dram", "l2", "l1")
+
+
+@dataclass(frozen=True)
+class LaunchOverhead:
+    """A launch overhead t_o: ``value_ns`` (ns) and ``source``: ``'option'``, ``'derived from nsys run <id>'``
+    (``' (same GPU: <name>)'`` when another run's), or ``'default'``."""
+
+    value_ns: float
+    source: str
+
+
+@dataclass(frozen=True)
+class TimeRoofline:
+    """The time-based roofline of one run.
+
+    - ``run_id``: full run id; ``run``: its ``runs`` row (dict).
+    - ``grain``: ``kernel`` or ``layer``; ``depth``: the NVTX depth of a layer; ``level``: the memory level drawn.
+    - ``launch_overhead``: the :class:`LaunchOverhead` used.
+    - ``rows``: every row of the ``time_roofline`` query (kernels and layers at every depth; columns in
+      queries/time_roofline.sql: grain, duration_ns, flops, bytes_*, compute_time_ns, l1/l2/dram_time_ns,
+      t_min_ns (ns), inefficiency, bound, ...).
+    - ``points``: the rows of the grain drawn (kernels, or layers at ``depth``), same columns.
+    - ``ceilings``: the run's run_ceilings rows.
+    """
+
+    run_id: str
+    run: dict[str, Any]
+    grain: str
+    depth: int
+    level: str
+    launch_overhead: LaunchOverhead
+    rows: Any
+    points: Any
+    ceilings: Any
+
+
+def launch_overheads(store: Any, run_ids: list[str]) -> dict[str, LaunchOverhead]:
+    """The t_o each of ``run_ids`` uses when none is given (step ``launch_overhead_pick``): its own (the
+    ``launch_overhead`` view of an nsys run with at least :data:`MIN_PAIRS` back-to-back pairs of tiny kernels),
+    else that of the nsys run of the same GPU (``runs.gpu_name``) with the most pairs, else
+    :data:`DEFAULT_LAUNCH_OVERHEAD_NS`. One query for every run (the view scans every nsys kernel of the store)."""
+    picked = fetch(connect(store), "launch_overhead_pick", {"run_ids": run_ids, "min_pairs": MIN_PAIRS})
+    out = {r: LaunchOverhead(DEFAULT_LAUNCH_OVERHEAD_NS, "default") for r in run_ids}
+    for row in picked.to_pylist():
+        same = "" if row["source_run_id"] == row["run_id"] else f" (same GPU: {row['gpu_name']})"
+        out[row["run_id"]] = LaunchOverhead(
+            float(row["launch_overhead_ns"]), f"derived from nsys run {row['source_run_id']}{same}"
+        )
+    return out
+
+
+def launch_overhead(store: Any, run_id: str, option_ns: float | None = None) -> LaunchOverhead:
+    """The launch overhead t_o for ``run_id``: ``option_ns`` (source ``'option'``; a finite number > 0, else
+    :class:`UsageError`), else the one :func:`launch_overheads` derives."""
+    if option_ns is not None:
+        if not (math.isfinite(option_ns) and option_ns > 0):
+            raise UsageError(f"launch overhead must be a number of nanoseconds > 0, got {option_ns}")
+        return LaunchOverhead(float(option_ns), "option")
+    return launch_overheads(store, [run_id])[run_id]
+
+
+def time_rows(store: Any, run_id: str, overhead: LaunchOverhead) -> Any:
+    """Rows of the ``time_roofline`` query for ``run_id`` with t_o = ``overhead`` (a ``pyarrow.Table``; columns in
+    queries/time_roofline.sql). Raises :class:`QueryError` when the SQL fails."""
+    params = {
+        "run_id": run_id,
+        "launch_overhead_ns": overhead.value_ns,
+        "launch_overhead_source": overhead.source,
+    }
+    return fetch(connect(store), "time_roofline", params, what=f"time_roofline of run {run_id}")
+
+
+def time_roofline(
+    store: Any,
+    run_id: str | None = None,
+    *,
+    grain: str = "kernel",
+    depth: int = 1,
+    level: str = "dram",
+    launch_overhead_ns: float | LaunchOverhead | None = None,
+) -> TimeRoofline:
+    """The time-based roofline of ``run_id`` (a unique prefix; None = the latest run): one point per kernel, or per
+    NVTX layer at ``depth`` with ``grain='layer'``; ``level`` (dram | l2 | l1) is the memory level drawn. t_o:
+    ``launch_overhead_ns`` (a number: the user's option; a :class:`LaunchOverhead`: as given), else
+    :func:`launch_overhead`.
+
+    Raises :class:`RunNotFoundError`, :class:`UsageError` (bad ``grain``, ``level`` or t_o),
+    :class:`RooflineDataError` (no kernel has FLOPs, bytes and a duration: the message says how to collect them;
+    no layer at ``depth`` has a kernel with counters).
+    """
+    if grain not in GRAINS:
+        raise UsageError(f"unknown grain {grain!r} (choose kernel or layer)")
+    if level not in LEVELS:
+        raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
+    run_id = store.resolve(run_id)
+    con = connect(store)
+    run = run_info(con, run_id)
+    overhead = (
+        launch_overhead_ns
+        if isinstance(launch_overhead_ns, LaunchOverhead)
+        else launch_overhead(store, run_id, launch_overhead_ns)
+    )
+    rows = time_rows(store, run_id, overhead)
+    points = _points(rows, run_id, run, grain, depth)
+    ceilings = fetch(con, "run_ceilings", filters={"run_id": run_id})
+    return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, ceilings)
+
+
+def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int) -> Any:
+    """The rows of ``grain`` to draw (Arrow, as the query gave them), or a :class:`RooflineDataError` that says why
+    there are none."""
+    import polars as pl
+    import pyarrow.compute as pc
+
+    kernels = rows.filter(pc.equal(rows["grain"], "kernel"))
+    df = pl.from_arrow(kernels)
+    assert isinstance(df, pl.DataFrame)
+    usable = df.filter(
+        (pl.col("flops").fill_nan(None) >= 0)
+        & pl.any_horizontal(pl.col(f"bytes_{lv}").fill_nan(None) > 0 for lv in ("l1", "l2", "dram"))
+        & (pl.col("duration_ns").fill_nan(None) > 0)
+        & pl.col("t_min_ns").is_not_null()
+    )
+    if usable.height == 0:
+        raise RooflineDataError(
+            f"run {run_id} ({run['source_path']}): no kernel has FLOPs, bytes and a duration with a roof "
+            f"({kernels.num_rows} kernel(s)), so there is no time-based roofline to draw. To collect them, "
+            f"{COLLECT_HINT}; for an nsys run, draw `rl roofline --by layer --with NCU_RUN` instead."
+        )
+    if grain == "kernel":
+        return kernels
+    layers = rows.filter(pc.and_(pc.equal(rows["grain"], "layer"), pc.equal(rows["depth"], depth)))
+    if layers.num_rows == layers["t_min_ns"].null_count:
+        deepest = pc.max(rows["depth"]).as_py() or 0
+        raise RooflineDataError(
+            f"run {run_id}: no NVTX layer at depth {depth} has a kernel with counters "
+            f"(the deepest layers are at depth {deepest})"
+        )
+    return layers
