@@ -39,8 +39,9 @@ def _draw_time(
         Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
     )
     save_chart(time_chart(v), out)
-    drawn = pl.from_arrow(v.points).filter(pl.col("t_min_ns").is_not_null())
-    assert isinstance(drawn, pl.DataFrame)
+    points = pl.from_arrow(v.points)
+    assert isinstance(points, pl.DataFrame)
+    drawn = points.filter(pl.col("t_min_ns").is_not_null())
     bounds = ", ".join(f"{b} {n}" for b, n in drawn.get_column("bound").value_counts(sort=True).iter_rows())
     what = f"layers at depth {depth}" if by is By.layer else "kernels"
     lo = v.launch_overhead

@@ -138,3 +138,39 @@ def test_time_roofline_cli(tmp_path: Path) -> None:
     assert "t_o = 2 µs (option)" in r.stdout and "bounds: FP32 4" in r.stdout
     r = invoke("roofline", "--time", "--level", "all", "--store", str(store))
     assert r.exit_code == 2
+
+
+def test_sql_table_macros_and_list(tmp_path: Path) -> None:
+    """A parameterized named query is a table macro: usable from rl sql with -p (and plain DuckDB SQL)."""
+    store = tmp_path / "store"
+    invoke("ingest", str(A10G), "--store", str(store))
+    q = "SELECT grain, count(*) AS n, min(launch_overhead_source) AS src FROM time_roofline($run, 1000) GROUP BY ALL"
+    r = invoke("sql", q, "--store", str(store), "-p", "run=d9660c5cc48f9a68", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        {"grain": "kernel", "n": 4, "src": "parameter"},
+        {"grain": "layer", "n": 1, "src": "parameter"},
+    ]
+    listed = invoke("sql", "--list").stdout
+    assert "time_roofline(run_id, launch_overhead_ns, launch_overhead_source)" in listed
+    assert "kernel_roofline " in listed and "run_info" not in listed  # steps of the views are not listed
+
+
+def test_guard_reports_os_errors_of_named_files_only(tmp_path: Path) -> None:
+    import errno
+
+    import typer
+
+    from rooflake.cli.common import guard
+
+    mine, other = tmp_path / "out" / "x.html", tmp_path / "elsewhere"
+
+    @guard
+    def command(out: Path, fail_on: str) -> None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", fail_on)
+
+    with pytest.raises(typer.Exit) as e:
+        command(out=tmp_path / "out", fail_on=str(mine))  # under a folder the user named
+    assert e.value.exit_code == 1
+    with pytest.raises(FileNotFoundError):  # not a file the user named: a bug, its traceback shows
+        command(out=mine, fail_on=str(other))
