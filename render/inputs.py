@@ -32,8 +32,8 @@ Table: TypeAlias = pa.Table | pl.DataFrame
 
 #: Columns of ``kernel_roofline`` that :func:`rooflake.render.roofline_chart` needs.
 POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
-#: Its display-only columns (filled with nulls when absent). ``peak_ceiling``: the ``run_ceilings.ceiling`` of the
-#: row's compute roof (when present, the chart draws exactly those ceilings).
+#: Its display-only columns (filled with nulls when absent). ``peak_ceiling`` names the row's compute roof and
+#: ``peak_flops_per_s`` is its value: when present, the chart draws exactly those roofs.
 POINT_OPTIONAL: dict[str, pl.DataType] = {
     "short_name": pl.String(),
     "nvtx_path": pl.String(),
@@ -45,6 +45,7 @@ POINT_OPTIONAL: dict[str, pl.DataType] = {
     "above_roof": pl.Boolean(),
     "flags": pl.List(pl.String()),
     "peak_ceiling": pl.String(),
+    "peak_flops_per_s": pl.Float64(),
     **{f"{q}_{lv}": pl.Float64() for q in ("bytes", "attainable") for lv in LEVEL_ORDER},
 }
 #: Columns of ``run_ceilings`` every chart needs; ``label`` (optional) is the roof's display name.

@@ -37,6 +37,7 @@ from rooflake.render.roofs import (
     ceiling_lines,
     ceiling_text,
     pick_ceilings,
+    point_roofs,
     roof_layers,
     wanted_compute,
 )
@@ -128,9 +129,9 @@ def roofline_chart(
     long, reasons = level_points(rows, levels)
     if long.height == 0:
         raise _nothing_drawn(pts, rows, reasons, level, precision)
-    bw, comp, missing = pick_ceilings(
-        ceil, levels, wanted_compute(rows.filter(has_flops()), _drawn(long, precision))
-    )
+    with_flops = rows.filter(has_flops())
+    wanted = wanted_compute(with_flops, _drawn(long, precision))
+    bw, comp, missing = pick_ceilings(ceil, levels, wanted, point_roofs(with_flops))
     layers, datasets = _layers(long, bw, comp, _level_text(level), level == "all")
     subtitle = _subtitle(pts, rows, long, reasons, level, precision)
     if missing:

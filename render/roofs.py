@@ -5,7 +5,8 @@ Waterman, Patterson, "Roofline", CACM 52(4), 2009), one bandwidth roof per memor
 Roofline analysis for GPUs", CCPE 2020), with the peaks that ``run_ceilings`` reports (ncu's ``peak_sustained`` x
 the unit's clock). A roof's name comes from the data: the ceiling's ``label`` column where the query gives one
 (e.g. ``TENSOR FP16→FP32``), else its ``ceiling`` name; the compute roofs drawn are the points' ``peak_ceiling``
-values where the query gives them, else the precision's usual ceiling (:data:`PRECISION_CEILINGS`).
+values where the query gives them (matched to a ceiling by its ``ceiling`` or ``label``, else drawn at the points'
+own ``peak_flops_per_s``: :func:`point_roofs`), else the precision's usual ceiling (:data:`PRECISION_CEILINGS`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "ceiling_text",
     "merge_ceilings",
     "pick_ceilings",
+    "point_roofs",
     "roof_layers",
     "roof_name",
     "wanted_compute",
@@ -94,27 +96,56 @@ def wanted_compute(points: pl.DataFrame, precisions: list[str]) -> list[tuple[st
     return out
 
 
+def point_roofs(points: pl.DataFrame) -> pl.DataFrame:
+    """Compute ceiling rows made from the points themselves: one per ``peak_ceiling`` (the roof's name), its value
+    the median of the rows' ``peak_flops_per_s`` (FLOP/s), for roofs the ceilings table does not name."""
+    if "peak_ceiling" not in points.columns or "peak_flops_per_s" not in points.columns:
+        return pl.DataFrame(schema={"ceiling": pl.String, "kind": pl.String, "value": pl.Float64})
+    named = points.filter(pl.col("peak_ceiling").is_not_null() & positive("peak_flops_per_s"))
+    return (
+        named.group_by("peak_ceiling", maintain_order=True)
+        .agg(
+            pl.lit("compute").alias("kind"),
+            pl.col("peak_flops_per_s").median().alias("value"),
+            pl.lit("peak_flops_per_s of the kernels (median)").alias("formula"),
+            pl.len().cast(pl.Int64).alias("n_kernels"),
+        )
+        .rename({"peak_ceiling": "ceiling"})
+    )
+
+
 def pick_ceilings(
-    ceil: pl.DataFrame, levels: list[str], compute: list[tuple[str, ...]]
+    ceil: pl.DataFrame,
+    levels: list[str],
+    compute: list[tuple[str, ...]],
+    from_points: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
     """(bandwidth rows, compute rows, wanted ceilings that the run lacks or holds no valid value for).
 
-    ``levels``: l1 | l2 | dram; ``compute``: per wanted roof its ceiling names, the first present wins
-    (:func:`wanted_compute`). One row per ceiling (the first of duplicates); bandwidth L1, L2, DRAM, compute by
-    value, highest first."""
+    ``levels``: l1 | l2 | dram; ``compute``: per wanted roof its names, the first present wins
+    (:func:`wanted_compute`); a name matches a ceiling's ``ceiling`` or its ``label``, else a row of
+    ``from_points`` (:func:`point_roofs`). One row per ceiling (the first of duplicates); bandwidth L1, L2, DRAM,
+    compute by value, highest first."""
     valid = ceil.filter(positive("value"))
-    have = set(valid.get_column("ceiling").to_list())
+    label = pl.coalesce(pl.col("label"), pl.col("ceiling")) if "label" in valid.columns else pl.col("ceiling")
+    have = set(valid.get_column("ceiling").to_list()) | set(valid.select(label).to_series().to_list())
+    extra = from_points.filter(positive("value")) if from_points is not None else None
+    have_extra = set(extra.get_column("ceiling").to_list()) if extra is not None else set()
     bw_names = [LEVEL_LABEL[lv] for lv in levels]
     missing = [n for n in bw_names if n not in have]
-    compute_names: list[str] = []
+    names: list[str] = []
     for options in compute:
-        hit = next((n for n in options if n in have), None)
+        hit = next((n for n in options if n in have or n in have_extra), None)
         if hit is None:
             missing.append("/".join(options))
-        elif hit not in compute_names:
-            compute_names.append(hit)
+        elif hit not in names:
+            names.append(hit)
     bw = valid.filter(pl.col("ceiling").is_in(bw_names) & (pl.col("kind") == "bandwidth"))
-    comp = valid.filter(pl.col("ceiling").is_in(compute_names) & (pl.col("kind") == "compute"))
+    comp = valid.filter((pl.col("ceiling").is_in(names) | label.is_in(names)) & (pl.col("kind") == "compute"))
+    found = set(comp.get_column("ceiling").to_list()) | set(comp.select(label).to_series().to_list())
+    if extra is not None and extra.height:
+        comp = pl.concat([comp, extra.filter(pl.col("ceiling").is_in([n for n in names if n not in found]))],
+                         how="diagonal_relaxed")  # fmt: skip
     bw = (
         bw.group_by("ceiling", maintain_order=True)
         .first()

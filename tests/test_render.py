@@ -401,3 +401,18 @@ def test_tensor_roof_named_by_the_data():
     assert "No valid ceiling in this run for: TENSOR_FP16/TENSOR" in " ".join(
         plain.to_dict()["title"]["subtitle"]
     )
+
+
+def test_roof_named_by_points_but_not_by_the_ceilings():
+    """A peak_ceiling that no ceiling row names (nor labels) is drawn at the points' own peak_flops_per_s."""
+    tensor = [("void mma_kernel(half*)", "mma_kernel", "tensor", 3.4e10, (4e9, 2e9, 1e9), 1.39e6)]
+    points = kernel_roofline(tensor).with_columns(
+        pl.when(pl.col("precision") == "tensor").then(pl.lit("TENSOR FP16→FP32")).alias("peak_ceiling"),
+        pl.when(pl.col("precision") == "tensor")
+        .then(4.0e13)
+        .otherwise(pl.col("peak_flops_per_s"))
+        .alias("peak_flops_per_s"),
+    )
+    chart = roofline_chart(points, run_ceilings(), level="dram", precision="tensor")
+    assert {r["text"] for r in layer_data(chart, "ceiling_labels_compute")} == {"TENSOR FP16→FP32 40 TFLOP/s"}
+    assert "No valid ceiling" not in " ".join(chart.to_dict()["title"]["subtitle"])
