@@ -20,7 +20,7 @@ What the files hold, and what the reader does with it:
 - Old exports name the launch time ``Kernel Time`` and have no ``Block Size``/``Grid Size``/``Device``/``CC``
   columns; those come from ``launch__*``/``device__*`` metrics where present.
 - Human labels are stored as ``<Section Name>: <label>`` (labels repeat across sections); ncu metric names
-  verbatim; rule rows as ``rule:<Rule Name>`` (string value: the description, unit: the rule type).
+  verbatim; the Launch Statistics labels of block size, grid size and registers fill the kernel's columns; rule rows as ``rule:<Rule Name>`` (string value: the description, unit: the rule type).
 - Derived FLOPs, bytes, duration and ceilings come from :func:`rooflake.ingest.derive.derive`, exactly as for
   ``.ncu-rep`` files (the CSV has no section list, so the byte family follows the compute capability).
 """
@@ -69,7 +69,17 @@ LAUNCH_COLUMNS = {
     "Estimated Speedup",
 }
 NVTX_PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
-_METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$")
+# ncu metric names are lower case without spaces (``dram__bytes.sum``, ``flop_count_sp.sum``); the details page's
+# labels are not (``Duration``, ``Block Size``)
+_METRIC_NAME_RE = re.compile(
+    r"^[a-z][a-z0-9_]*(?:__[a-z0-9_]+)?(?:\.[a-z0-9_]+)+$|^[a-z][a-z0-9]*__[a-z0-9_.]+$"
+)
+# the Launch Statistics section's labels (details page) -> the launch__ metric each shows
+LAUNCH_LABELS = {
+    "launch__block_size": "Launch Statistics: Block Size",
+    "launch__grid_size": "Launch Statistics: Grid Size",
+    "launch__registers_per_thread": "Launch Statistics: Registers Per Thread",
+}
 _THOUSANDS_RE = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -406,9 +416,7 @@ def _kernel(
         "name": name,
         "short_name": base_name(name),
         **dims,
-        "grid_size": _int(values, "launch__grid_size"),
-        "block_size": _int(values, "launch__block_size"),
-        "registers_per_thread": _int(values, "launch__registers_per_thread"),
+        **{k.removeprefix("launch__"): _int(values, k, label) for k, label in LAUNCH_LABELS.items()},
         "shared_mem_static_bytes": _int(values, "launch__shared_mem_per_block_static"),
         "shared_mem_dynamic_bytes": _int(values, "launch__shared_mem_per_block_dynamic"),
         "device_id": _int(values, "launch__device_id", "device__attribute_device_index")
@@ -427,6 +435,12 @@ def _kernel(
         "provenance": list(d.provenance.items()),
         "flags": d.flags,
     }
+    for what, axis in (
+        ("block", block),
+        ("grid", grid),
+    ):  # the export's "(x, y, z)" columns when no launch__ metric
+        if row[f"{what}_size"] is None and None not in axis:
+            row[f"{what}_size"] = axis[0] * axis[1] * axis[2]  # type: ignore[operator]
     return row, _ceiling_rows(d.ceilings, values, run_id, kernel_id, gpu, cc_str)
 
 
