@@ -435,12 +435,10 @@ def _kernel(
         "provenance": list(d.provenance.items()),
         "flags": d.flags,
     }
-    for what, axis in (
-        ("block", block),
-        ("grid", grid),
-    ):  # the export's "(x, y, z)" columns when no launch__ metric
-        if row[f"{what}_size"] is None and None not in axis:
-            row[f"{what}_size"] = axis[0] * axis[1] * axis[2]  # type: ignore[operator]
+    # the export's "(x, y, z)" columns when no launch__ metric gives the size
+    for what, xyz in (("block", block), ("grid", grid)):
+        if row[f"{what}_size"] is None and all(v is not None for v in xyz):
+            row[f"{what}_size"] = math.prod(v for v in xyz if v is not None)
     return row, _ceiling_rows(d.ceilings, values, run_id, kernel_id, gpu, cc_str)
 
 
