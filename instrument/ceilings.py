@@ -54,16 +54,16 @@ def _torch() -> Any:
 
 
 def best_time(
-    fn: Callable[[], Any], *, sync: Callable[[], Any] | None = None, budget_s: float = 0.25
+    fn: Callable[[], Any], *, sync: Callable[[], Any] | None = None, budget_s: float = 0.5
 ) -> tuple[float, int]:
     """(shortest time in s, repetitions) of ``fn`` after one warm-up call: repeats until ``budget_s`` is spent,
-    at least 3 and at most 50 times. ``sync`` (e.g. ``torch.cuda.synchronize``) runs after each call, inside the
+    at least 3 and at most 100 times. ``sync`` (e.g. ``torch.cuda.synchronize``) runs after each call, inside the
     timing."""
     fn()
     if sync:
         sync()
     best, reps, spent = float("inf"), 0, 0.0
-    while reps < 3 or (spent < budget_s and reps < 50):
+    while reps < 3 or (spent < budget_s and reps < 100):
         t0 = time.perf_counter()
         fn()
         if sync:

@@ -246,7 +246,7 @@ def profile(
     result.facts = {**environment(exe), "command": shlex.join(target)}
     if tool == "ncu":
         result.facts["clock_control"] = CLOCK_CONTROL
-    _run(result.commands[0], tool)
+    _run(result.commands[0], f"{tool} (or the profiled command: {tool} passes its exit status on)")
     if tool == "nsys":
         result.report = _finish_nsys(exe, out, result.commands)
     else:
