@@ -43,7 +43,11 @@ KERNEL_COLS = GPU_OP_COLS + [
     ("graphId", "BIGINT", "graph_id"),
     ("graphNodeId", "BIGINT", "graph_node_id"),
 ]
-MEMOP_COLS = GPU_OP_COLS + [("bytes", "BIGINT", "bytes"), ("copyKind", "BIGINT", "copy_kind")]
+MEMOP_COLS = GPU_OP_COLS + [
+    ("bytes", "BIGINT", "bytes"),
+    ("copyKind", "BIGINT", "copy_kind"),
+    ("graphNodeId", "BIGINT", "graph_node_id"),
+]
 API_COLS = [
     ("start", "BIGINT", "start"),
     ("end", "BIGINT", "end"),
@@ -167,15 +171,31 @@ def select(
 
     Returns (a DuckDB select list over the Arrow table aliased ``a``, typed; the Arrow table, or None when the
     table is missing). NAME columns become ``<ours>_id`` (id into StringIds) and ``<ours>_text`` (inline text).
-    SQLite is dynamically typed: every column is CAST in SQLite, so ADBC infers one type per column.
+    SQLite is dynamically typed: every column is CAST in SQLite, so ADBC infers one type per column. Text that
+    is not valid UTF-8 is decoded with replacement (:func:`valid_utf8`); every text column ``c`` has a ``c_hex``
+    beside it in the select list: its raw bytes in hex where they were not valid, NULL elsewhere.
     """
     present = tables.get(table)
     if present is not None:
         present = {"rowid": "INTEGER", **present}  # SQLite's implicit row id: stable identity of a row
+    duck, sql = _typed(present or {}, cols)
+    texts = [o for _, typ, o in cols if typ == "VARCHAR"] + [
+        f"{o}_text" for _, typ, o in cols if typ == "NAME"
+    ]
+    arrow, bad = None, set()
+    if present is not None and sql:
+        query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
+        arrow, bad = valid_utf8(db.arrow(query, table))
+    duck += [f"a.{c}_hex::VARCHAR AS {c}_hex" if c in bad else f"NULL::VARCHAR AS {c}_hex" for c in texts]
+    return ", ".join(duck), arrow
+
+
+def _typed(present: dict[str, str], cols: list[tuple[str, str, str]]) -> tuple[list[str], list[str]]:
+    """(the DuckDB select list of ``cols``, the SQLite select list of those ``present``); see :func:`select`."""
     duck: list[str] = []
     sql: list[str] = []
     for src, typ, ours in cols:
-        declared = (present or {}).get(src)
+        declared = present.get(src)
         if typ == "NAME":
             if declared is None:
                 duck += [f"NULL::BIGINT AS {ours}_id", f"NULL::VARCHAR AS {ours}_text"]
@@ -192,10 +212,35 @@ def select(
                 f"CAST({quoted(src)} AS {'TEXT' if typ == 'VARCHAR' else 'INTEGER'}) AS {quoted(ours)}"
             )
             duck.append(f"a.{ours}::{typ} AS {ours}")
-    if present is None or not sql:
-        return ", ".join(duck), None
-    query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
-    return ", ".join(duck), db.arrow(query, table)
+    return duck, sql
+
+
+def valid_utf8(t: pa.Table) -> tuple[pa.Table, set[str]]:
+    """``t`` with the invalid UTF-8 sequences of its string columns replaced by U+FFFD (Python's ``errors="replace"``),
+    and after each column ``c`` that held any, a column ``c_hex``: the raw bytes in hex on those rows, NULL on the
+    others; and the names of those columns. SQLite stores TEXT unchecked and ADBC passes it on, but a Parquet file
+    with invalid UTF-8 makes every query of its table fail. Valid columns are checked by Arrow (no Python loop)."""
+    bad = set()
+    for i, field in enumerate(t.schema):
+        if not pa.types.is_string(field.type):
+            continue
+        try:
+            t.column(i).validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        text, hexes = [], []
+        for b in t.column(i).cast(pa.binary()).to_pylist():
+            try:
+                text.append(None if b is None else b.decode("utf-8"))
+                hexes.append(None)
+            except UnicodeDecodeError:
+                text.append(b.decode("utf-8", errors="replace"))
+                hexes.append(b.hex())
+        t = t.set_column(i, field, pa.array(text, pa.string()))
+        t = t.append_column(f"{field.name}_hex", pa.array(hexes, pa.string()))
+        bad.add(field.name)
+    return t, bad
 
 
 def meta(db: Export, tables: dict[str, dict[str, str]]) -> dict[str, str]:

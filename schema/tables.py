@@ -222,7 +222,8 @@ KERNELS = _schema(
             "flags",
             pa.list_(_STR),
             "",
-            "physics/data flags: nan_duration, nan_metrics, zero_peak, ...",
+            "physics/data flags: nan_duration, nan_metrics, zero_peak, ...; nsys rows: null_start, reversed_time "
+            "(end < start), negative_time, duplicate_correlation_id, duplicate_launch_call",
             "ingest",
         ),
     ],
@@ -231,6 +232,14 @@ KERNELS = _schema(
 
 METRICS = _schema(
     [
+        (
+            "invalid_utf8_hex",
+            _LABELS,
+            "",
+            "text columns whose source bytes are not valid UTF-8 -> those raw bytes in hex (the column itself holds "
+            "them decoded, each invalid sequence replaced by U+FFFD); NULL when every text was valid",
+            "nsys: StringIds.value / CUPTI_ACTIVITY_KIND_KERNEL names",
+        ),
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("kernel_id", _I64, "", "kernel", "kernels.kernel_id"),
         ("metric_name", _STR, "", "ncu metric name, verbatim", "IMetric.name"),
@@ -373,6 +382,22 @@ MEMOPS = _schema(
         ("copy_kind", _I64, "", "CUPTI memcpy kind (1 HtoD, 2 DtoH, 8 DtoD, ...)", "copyKind"),
         ("bytes", _I64, "byte", "bytes copied or set", "bytes"),
         ("start_ns", _I64, "ns", "GPU start", "start"),
+        (
+            "flags",
+            pa.list_(_STR),
+            "",
+            "suspicious source rows: null_start, reversed_time (end < start), negative_time; a push/pop range "
+            "with null_start or reversed_time is left out of the nesting (depth NULL); [] when none",
+            "ingest",
+        ),
+        (
+            "invalid_utf8_hex",
+            _LABELS,
+            "",
+            "text columns whose source bytes are not valid UTF-8 -> those raw bytes in hex (the column itself holds "
+            "them decoded, each invalid sequence replaced by U+FFFD); NULL when every text was valid",
+            "NVTX_EVENTS.text / StringIds.value",
+        ),
         ("end_ns", _I64, "ns", "GPU end", "end"),
         ("duration_ns", _I64, "ns", "end - start", "ingest"),
         ("device_id", _I64, "", "device", "deviceId"),
@@ -398,6 +423,14 @@ COVERAGE = _schema(
         (
             "attribution",
             _STR,
+        (
+            "flags",
+            pa.list_(_STR),
+            "",
+            "suspicious source rows: null_start, reversed_time (end < start), negative_time, "
+            "duplicate_correlation_id, duplicate_launch_call (as kernels.flags); [] when none",
+            "ingest",
+        ),
             "",
             "push_pop | start_end | other_thread | no_range_open | no_launch_row",
             "ingest",

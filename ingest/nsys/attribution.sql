@@ -3,7 +3,8 @@
 -- this file).
 -- Creates: paths (path_id -> nvtx_path, nvtx_stack, nvtx_domain: one row per distinct NVTX stack), ops_out (one row
 -- per GPU operation: uid; op_kind, idx (kernel_id, op_id), src_row (its rowid: the output joins the source's other
--- columns by it); its launch call; path_id, nvtx_start_end (start/end range names), attribution (reason)).
+-- columns by it); its launch call; path_id, nvtx_start_end (start/end range names), attribution (reason), flags
+-- (NULL when none)).
 -- Columns: none (statements only).
 
 CREATE TEMP TABLE paths AS
@@ -37,7 +38,7 @@ JOIN push_pop AS r
 
 CREATE TEMP TABLE ops_out AS
 SELECT
-    o.*, lp.path_id, se.names AS nvtx_start_end,
+    o.*, lp.path_id, se.names AS nvtx_start_end, f.flags,
     CASE
         WHEN lp.path_id IS NOT NULL THEN 'push_pop'
         WHEN o.launch_thread IS NULL THEN 'no_launch_row'
@@ -49,7 +50,8 @@ FROM ops AS o
 LEFT JOIN op_inner AS i USING (uid)
 LEFT JOIN leaf_path AS lp ON lp.range_id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
-LEFT JOIN op_other AS ot USING (uid);
+LEFT JOIN op_other AS ot USING (uid)
+LEFT JOIN op_flags AS f USING (uid);
 
 DROP TABLE ops;
 DROP TABLE op_inner;

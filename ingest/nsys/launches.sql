@@ -1,7 +1,8 @@
 -- launches: the launching API call of every GPU operation (rooflake.ingest.nsys_sqlite; needs api_raw0, api_raw1,
 -- then no longer: the reader frees them after this file).
 -- Creates: ops, one row per GPU operation (the columns attribution and coverage need; the others stay in the compact
--- Arrow sources until the output) with its launch call; uid: kernels even, memcpy/memset odd.
+-- Arrow sources until the output) with its launch call; uid: kernels even, memcpy/memset odd. op_flags: the
+-- operations whose source rows look wrong (usually none) with their flags.
 -- Columns: none (statements only).
 
 CREATE TEMP VIEW src_api AS
@@ -10,10 +11,11 @@ FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
 SEMI JOIN op_keys AS k ON k.process_id = process_of(a.thread) AND k.correlation_id = a.correlation_id
 LEFT JOIN strings AS s ON s.id = a.api_id;
 
--- the launching API call of each GPU operation (first by time if the export repeats a correlation id)
+-- the launching API call of each GPU operation (first by time if the export repeats a correlation id: calls counts
+-- them)
 CREATE TEMP TABLE api1 AS
 SELECT process_of(thread) AS process_id, correlation_id, arg_min(thread, start) AS thread,
-       min(start) AS start, arg_min(api, start) AS api
+       min(start) AS start, arg_min(api, start) AS api, count(*) AS calls
 FROM src_api
 GROUP BY ALL;
 
@@ -23,14 +25,36 @@ SELECT
     o.*,
     a.thread AS launch_thread,
     a.start AS launch_start_ns,
-    a.api AS launch_api
+    a.api AS launch_api,
+    a.calls AS launch_calls
 FROM (
     SELECT 'kernel' AS op_kind, idx, src_row, start, "end", device_id, correlation_id, process_id, graph_node_id
     FROM src_kernel
     UNION ALL
-    SELECT kind, idx, src_row, start, "end", device_id, correlation_id, process_id, NULL FROM src_memop
+    SELECT kind, idx, src_row, start, "end", device_id, correlation_id, process_id, graph_node_id FROM src_memop
 ) AS o
 LEFT JOIN api1 AS a USING (process_id, correlation_id);
+
+-- operations whose source rows look wrong, with their flags in a fixed order: no start, end before start, a negative
+-- timestamp, a correlation id shared with another operation of the process (not counting operations replayed from a
+-- CUDA graph: a graph's nodes carry the correlation id of its launch), several launch calls with its correlation id
+CREATE TEMP TABLE op_flags AS
+WITH dup AS (
+    SELECT process_id, correlation_id FROM ops WHERE graph_node_id IS NULL GROUP BY ALL HAVING count(*) > 1
+)
+SELECT o.uid, o.op_kind,
+       list_filter([
+           CASE WHEN o.start IS NULL THEN 'null_start' END,
+           CASE WHEN o."end" < o.start THEN 'reversed_time' END,
+           CASE WHEN o.start < 0 OR o."end" < 0 THEN 'negative_time' END,
+           CASE WHEN d.process_id IS NOT NULL THEN 'duplicate_correlation_id' END,
+           CASE WHEN o.launch_calls > 1 THEN 'duplicate_launch_call' END
+       ], lambda f: f IS NOT NULL) AS flags
+FROM ops AS o
+LEFT JOIN dup AS d
+    ON d.process_id = o.process_id AND d.correlation_id = o.correlation_id AND o.graph_node_id IS NULL
+WHERE o.start IS NULL OR o."end" < o.start OR o.start < 0 OR o."end" < 0 OR d.process_id IS NOT NULL
+    OR o.launch_calls > 1;
 
 DROP TABLE api1;
 DROP TABLE op_keys;

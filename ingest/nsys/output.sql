@@ -28,12 +28,21 @@ SELECT
     p.nvtx_path, p.nvtx_stack, p.nvtx_domain,
     x.start AS start_ns,
     x."end" AS end_ns,
-    x."end" - x.start AS duration_ns,
+    x."end"::HUGEINT - x.start AS duration_ns,  -- stored as DOUBLE: exact below 2^53 ns, no overflow at all
     x.process_id,
     -- CASE over a column, not a bare constant: DuckDB would write the column as REQUIRED (not null) and
     -- pyarrow-written partitions have it OPTIONAL
     CASE WHEN a.idx >= 0 THEN MAP {'*': 'NULL: no counters in Nsight Systems'} END AS provenance,
-    CASE WHEN a.idx >= 0 THEN []::VARCHAR[] END AS flags
+    CASE WHEN a.idx >= 0 THEN coalesce(a.flags, []::VARCHAR[]) END AS flags,
+    CASE
+        WHEN coalesce(x.name_text_hex, s_name.value_hex, x.short_name_text_hex, s_short.value_hex,
+                      x.mangled_name_text_hex, s_mangled.value_hex) IS NOT NULL
+        THEN map_from_entries(list_filter([
+            {'key': 'name', 'value': coalesce(x.name_text_hex, s_name.value_hex)},
+            {'key': 'short_name', 'value': coalesce(x.short_name_text_hex, s_short.value_hex)},
+            {'key': 'mangled_name', 'value': coalesce(x.mangled_name_text_hex, s_mangled.value_hex)}
+        ], lambda e: e.value IS NOT NULL))
+    END AS invalid_utf8_hex
 FROM k_raw AS x
 JOIN ops_out AS a ON a.src_row = x.src_row
 LEFT JOIN strings AS s_name ON s_name.id = x.name_id
@@ -51,9 +60,10 @@ SELECT
     a.launch_thread, a.launch_start_ns, a.attribution,
     x.start AS start_ns,
     x."end" AS end_ns,
-    x."end" - x.start AS duration_ns,
+    TRY_CAST(x."end"::HUGEINT - x.start AS BIGINT) AS duration_ns,  -- NULL past the BIGINT range
     x.process_id,
-    p.nvtx_path, p.nvtx_stack, p.nvtx_domain
+    p.nvtx_path, p.nvtx_stack, p.nvtx_domain,
+    CASE WHEN a.idx >= 0 THEN coalesce(a.flags, []::VARCHAR[]) END AS flags  -- OPTIONAL, as in kernels_out
 FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw) AS x
 JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
 LEFT JOIN paths AS p ON p.path_id = a.path_id
@@ -65,14 +75,22 @@ WHERE a.op_kind <> 'kernel';
 CREATE TEMP VIEW ranges_out AS
 SELECT
     d.domain, r.name, r.text, r.range_id, r.kind, r.start_ns, r.end_ns, r.process_id, r.thread, r.end_thread,
-    pp.depth, pp.parent_id
+    pp.depth, pp.parent_id,
+    CASE WHEN r.range_id IS NOT NULL THEN coalesce(f.flags, []::VARCHAR[]) END AS flags,  -- OPTIONAL, as above
+    CASE
+        WHEN r.text_hex IS NOT NULL OR d.domain_hex IS NOT NULL
+        THEN map_from_entries(list_filter([
+            {'key': 'text', 'value': r.text_hex}, {'key': 'domain', 'value': d.domain_hex}
+        ], lambda e: e.value IS NOT NULL))
+    END AS invalid_utf8_hex
 FROM ranges_named AS r
 LEFT JOIN pp ON pp.range_id = r.range_id
-LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id;
+LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
+LEFT JOIN range_flags AS f ON f.range_id = r.range_id;
 
 -- coverage: per device, kind of operation and attribution, the operations and their GPU time (ns)
 CREATE TEMP TABLE coverage_out AS
-SELECT device_id, op_kind, attribution, count(*) AS ops, sum("end" - start) AS gpu_time_ns,
+SELECT device_id, op_kind, attribution, count(*) AS ops, TRY_CAST(sum("end"::HUGEINT - start) AS BIGINT) AS gpu_time_ns,
        count(graph_node_id) AS graph_ops
 FROM ops_out
 GROUP BY ALL;

@@ -1,8 +1,9 @@
 -- ranges: NVTX ranges, their domains, and the setup of the NVTX stack sweep (rooflake.ingest.nsys_sqlite; needs
 -- nvtx_raw, strings, ops).
 -- Parameters: $slice_ranges (push/pop ranges per slice of the sweep), $max_slices (at most this many slices).
--- Creates: domain_names, r0 (view: one row per range), push_pop (view), lanes, lane_events (view), slices,
--- lane_state, open_pushes, op_inner, pp (the sweep's state and results; see sweep_slice.sql).
+-- Creates: domain_names, r0 (view: one row per range), range_flags (the ranges whose source rows look wrong, with
+-- their flags), push_pop (view), lanes, lane_events (view), slices, lane_state, open_pushes, op_inner, pp (the
+-- sweep's state and results; see sweep_slice.sql).
 -- Columns: of the last statement, the slices in order:
 --   t_lo   ns   the slice's first instant (inclusive)
 --   t_hi   ns   the next slice's first instant (exclusive)
@@ -17,17 +18,21 @@
 -- order), launches: a range pushed at exactly t contains a launch at t, one popped at t does not.
 
 CREATE TEMP VIEW src_nvtx AS
-SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text, n.thread,
-       n.end_thread, n.domain_id
+SELECT n.src_row, n.start, n."end", n.event_type, coalesce(n.text_inline, s.value) AS text,
+       coalesce(n.text_inline_hex, s.value_hex) AS text_hex, n.thread, n.end_thread, n.domain_id
 FROM nvtx_raw AS n LEFT JOIN strings AS s ON s.id = n.text_id;
 
 CREATE TEMP VIEW src_domain AS
-SELECT domain_id, any_value(text) AS domain FROM src_nvtx WHERE nvtx_is_domain_create(event_type) GROUP BY domain_id;
+SELECT domain_id, any_value(text) AS domain, any_value(text_hex) AS domain_hex
+FROM src_nvtx
+WHERE nvtx_is_domain_create(event_type)
+GROUP BY domain_id;
 
 CREATE TEMP TABLE domain_names AS
 SELECT ids.domain_id,
        coalesce(d.domain, CASE WHEN ids.domain_id = 0 THEN '<default domain>' ELSE 'domain ' || ids.domain_id::VARCHAR END)
-           AS domain
+           AS domain,
+       d.domain_hex
 FROM (SELECT DISTINCT coalesce(domain_id, 0) AS domain_id FROM nvtx_raw) AS ids
 LEFT JOIN src_domain AS d USING (domain_id);
 
@@ -46,15 +51,28 @@ SELECT
     process_of(n.thread) AS process_id,
     n.end_thread,
     n.text_inline,
+    n.text_inline_hex,
     n.text_id
 FROM nvtx_raw AS n
 WHERE nvtx_is_range(n.event_type);
+
+-- ranges whose source rows look wrong, with their flags in a fixed order: no start, end before start, a negative
+-- timestamp. A push/pop range with no start or ending before it starts cannot nest: it is left out of push_pop.
+CREATE TEMP TABLE range_flags AS
+SELECT src_row AS range_id,
+       list_filter([
+           CASE WHEN start IS NULL THEN 'null_start' END,
+           CASE WHEN "end" < start THEN 'reversed_time' END,
+           CASE WHEN start < 0 OR "end" < 0 THEN 'negative_time' END
+       ], lambda f: f IS NOT NULL) AS flags
+FROM nvtx_raw
+WHERE nvtx_is_range(event_type) AND (start IS NULL OR "end" < start OR start < 0 OR "end" < 0);
 
 -- push/pop ranges (straight from the source: cheaper to scan than r0, and scanned once per slice below)
 CREATE TEMP VIEW push_pop AS
 SELECT src_row AS range_id, start AS start_ns, "end" AS end_ns, thread, coalesce(domain_id, 0) AS domain_id
 FROM nvtx_raw
-WHERE nvtx_is_push_pop(event_type);
+WHERE nvtx_is_push_pop(event_type) AND start IS NOT NULL AND ("end" IS NULL OR "end" >= start);
 
 -- lanes: the (thread, domain) pairs that hold push/pop ranges
 CREATE TEMP TABLE lanes AS
@@ -63,13 +81,14 @@ FROM (SELECT DISTINCT thread, domain_id FROM push_pop);
 
 -- every lane's events (kind: 1 push, -1 pop, 0 launch; ord: 0 pop of an earlier range, 1 push, 2 pop of a
 -- zero-length range, 3 launch; sub, then range_id (pushes) or its negative (pops) order events with the same t and
--- ord; e: a push's end)
+-- ord: pushes the later-ending first (sub = ~end = -end - 1, which cannot overflow), pops the later-starting first;
+-- e: a push's end)
 CREATE TEMP VIEW lane_events AS
 SELECT l.lane, 1::TINYINT AS kind, r.range_id AS ref, r.start_ns AS t, 1::TINYINT AS ord,
-       -(coalesce(r.end_ns, 9223372036854775807) - r.start_ns) AS sub, r.end_ns AS e
+       ~coalesce(r.end_ns, 9223372036854775807) AS sub, r.end_ns AS e
 FROM push_pop AS r JOIN lanes AS l USING (thread, domain_id)
 UNION ALL
-SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, -r.start_ns, NULL
+SELECT l.lane, -1::TINYINT, r.range_id, r.end_ns, CASE WHEN r.end_ns = r.start_ns THEN 2 ELSE 0 END, ~r.start_ns, NULL
 FROM push_pop AS r JOIN lanes AS l USING (thread, domain_id) WHERE r.end_ns IS NOT NULL
 UNION ALL
 SELECT l.lane, 0::TINYINT, o.uid, o.launch_start_ns, 3, 0, NULL
@@ -84,8 +103,11 @@ FROM ops AS o JOIN lanes AS l ON l.thread = o.launch_thread;
 -- the slice's start.
 CREATE TEMP TABLE slices AS
 WITH p AS (SELECT start_ns AS t FROM push_pop),
-span AS (SELECT min(t) AS lo, (max(t) - min(t) + 1)::DOUBLE AS w, count(*) AS total FROM p),
-bins AS (SELECT floor((p.t - span.lo) / span.w * 1024)::INTEGER AS bin, count(*) AS n FROM p, span GROUP BY ALL),
+-- (differences of times in HUGEINT: no overflow whatever the timestamps)
+span AS (SELECT min(t) AS lo, (max(t)::HUGEINT - min(t) + 1)::DOUBLE AS w, count(*) AS total FROM p),
+bins AS (
+    SELECT floor((p.t::HUGEINT - span.lo) / span.w * 1024)::INTEGER AS bin, count(*) AS n FROM p, span GROUP BY ALL
+),
 cut AS (
     SELECT bin, span.lo, span.w,
            -- integer division: // of a DOUBLE does not floor, and ::INTEGER rounds

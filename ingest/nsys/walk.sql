@@ -8,7 +8,10 @@ CREATE TEMP VIEW ranges_named AS
 SELECT *, range_name(text, cut) AS name
 FROM (
     SELECT *, pytorch_cut(text) AS cut
-    FROM (SELECT r0.*, coalesce(r0.text_inline, s.value) AS text FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id)
+    FROM (
+        SELECT r0.*, coalesce(r0.text_inline, s.value) AS text, coalesce(r0.text_inline_hex, s.value_hex) AS text_hex
+        FROM r0 LEFT JOIN strings AS s ON s.id = r0.text_id
+    )
 );
 
 -- the stack of names of every range that is some operation's innermost one, then one path_id per distinct

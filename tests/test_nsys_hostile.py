@@ -1,0 +1,182 @@
+"""Hostile and broken Nsight Systems exports (issue 10), each built in code from the tiny export of
+test_attribution: the file opened is exactly the one named, whatever its characters; invalid UTF-8 is decoded with
+replacement, its raw bytes kept as hex, and the store stays queryable; errors are one line; suspicious timestamps
+and duplicate correlation ids are flagged and counted; a range with a negative start and no end is handled. No
+fixture needed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from test_attribution import KERNELS, PID, A, build_export
+
+from rooflake import queries
+from rooflake.ingest import read
+from rooflake.ingest.nsys_export import sqlite_uri
+from rooflake.pipeline import ingest_file
+from rooflake.schema import InputError
+from rooflake.store import Store
+
+
+def _export(path: Path, *sql: str, params: list[tuple] | None = None) -> Path:
+    """The tiny export of test_attribution at ``path``, then ``sql`` run on it."""
+    build_export(path)
+    db = sqlite3.connect(path)
+    for i, stmt in enumerate(sql):
+        db.execute(stmt, (params or [()] * len(sql))[i])
+    db.commit()
+    db.close()
+    return path
+
+
+def test_sqlite_uri_percent_encodes_the_path() -> None:
+    assert sqlite_uri("/d/run#2 %41?.sqlite") == "file:///d/run%232%20%2541%3F.sqlite?mode=ro&immutable=1"
+    assert sqlite_uri("//srv/x.sqlite") == "file:////srv/x.sqlite?mode=ro&immutable=1"
+    assert sqlite_uri("/d/caf\xe9").endswith("/d/caf%C3%A9?mode=ro&immutable=1")
+
+
+@pytest.mark.parametrize(
+    "name", ["run#2.sqlite", "run?mode=rw.sqlite", "%41.sqlite", "a b.sqlite", "r%23.sqlite"]
+)
+def test_the_file_named_is_the_file_read(tmp_path: Path, name: str) -> None:
+    """Beside the export lies a decoy named like what an unescaped URI would open (`run`, `A.sqlite`, `r#`): an
+    SQLite file that is no export. The export is read, the decoy untouched, nothing created."""
+    for decoy in ("run", "A.sqlite", "a", "r#.sqlite"):
+        sqlite3.connect(tmp_path / decoy).execute("CREATE TABLE x (y)").connection.close()
+    path = _export(tmp_path / name)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = read(path, run_id="r")
+    assert out["kernels"].num_rows == len(KERNELS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_invalid_utf8_is_replaced_and_kept_as_hex(tmp_path: Path) -> None:
+    """A kernel name (StringIds), an NVTX text (inline) and a domain name holding bytes that are not UTF-8: the
+    store holds them decoded with U+FFFD, the raw bytes in hex in invalid_utf8_hex, and every query of kernels and
+    ranges works for every run (DuckDB refused the file or the query before)."""
+    bad = _export(
+        tmp_path / "bad.sqlite",
+        "UPDATE NVTX_EVENTS SET text = CAST(X'6f75746572ff' AS TEXT) WHERE text = 'outer'",
+        "UPDATE NVTX_EVENTS SET text = CAST(X'64c3' AS TEXT) WHERE text = 'dom'",
+        "UPDATE StringIds SET value = CAST(X'6b31c328' AS TEXT) WHERE value = 'k1'",
+    )
+    good = _export(tmp_path / "good.sqlite")
+    store = tmp_path / "store"
+    for path in (bad, good):
+        assert ingest_file(path, store).status == "ingested"
+    con = queries.connect(Store(store))
+    assert con.execute("SELECT count(*) FROM kernels").fetchone() == (2 * len(KERNELS),)
+    k1 = con.execute(
+        "SELECT k.name, k.short_name, k.nvtx_path, k.invalid_utf8_hex FROM kernels AS k JOIN runs AS r USING (run_id) "
+        "WHERE r.source_path LIKE '%bad.sqlite' AND k.correlation_id = 1000"
+    ).fetchone()
+    assert k1 == (
+        "k1\ufffd(",
+        "k1\ufffd(",
+        "<default domain>:outer\ufffd/inner",
+        {"name": "6b31c328", "short_name": "6b31c328", "mangled_name": "6b31c328"},
+    )
+    rows = con.execute(
+        "SELECT r.text, r.name, r.domain, r.invalid_utf8_hex FROM ranges AS r JOIN runs USING (run_id) "
+        "WHERE runs.source_path LIKE '%bad.sqlite' AND (r.text LIKE 'outer%' OR r.name = 'd_range')"
+    ).fetchall()
+    assert sorted(rows, key=str) == sorted(
+        [
+            ("outer\ufffd", "outer\ufffd", "<default domain>", {"text": "6f75746572ff"}),
+            ("d_range", "d_range", "d\ufffd", {"domain": "64c3"}),
+        ],
+        key=str,
+    )
+    assert con.execute("SELECT count(*) FROM ranges WHERE invalid_utf8_hex IS NULL").fetchone() == (
+        2 * 9 - 2,
+    )
+
+
+def test_an_export_without_rowids_is_one_line(tmp_path: Path) -> None:
+    path = _export(
+        tmp_path / "norowid.sqlite",
+        "ALTER TABLE NVTX_EVENTS RENAME TO n2",
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, "
+        "globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, textId INTEGER, id INTEGER PRIMARY KEY) "
+        "WITHOUT ROWID",
+    )
+    with pytest.raises(InputError) as e:
+        read(path, run_id="r")
+    assert "\n" not in str(e.value) and "NVTX_EVENTS" in str(e.value) and "rowid" in str(e.value)
+
+
+def test_a_file_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "run\n2.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE x (y)").connection.close()
+    with pytest.raises(InputError) as e:
+        read(path, run_id="r")
+    assert (
+        "\n" not in str(e.value)
+        and "run\\n2.sqlite" in str(e.value)
+        and "not an Nsight Systems export" in str(e.value)
+    )
+
+
+def test_a_range_with_a_negative_start_and_no_end(tmp_path: Path) -> None:
+    """Open on thread A from t = -5 on, never closed: the outermost range of every launch on A (an overflow
+    before), flagged negative_time."""
+    path = _export(
+        tmp_path / "neg.sqlite",
+        "INSERT INTO NVTX_EVENTS VALUES (-5, NULL, 59, 'neg', ?, NULL, 0, NULL)",
+        params=[(A,)],
+    )
+    out = read(path, run_id="r")
+    k = out["kernels"]
+    paths = dict(zip(k["correlation_id"].to_pylist(), k["nvtx_path"].to_pylist(), strict=True))
+    assert paths[1000] == "<default domain>:neg/outer/inner"
+    ranges = {r["name"]: r for r in out["ranges"].to_pylist()}
+    assert (ranges["neg"]["depth"], ranges["neg"]["flags"]) == (0, ["negative_time"])
+    assert ranges["outer"]["depth"] == 1 and ranges["outer"]["flags"] == []
+    assert out["run"]["flag_counts"] == {"ranges": {"negative_time": 1}}
+
+
+def test_suspicious_rows_are_flagged_and_counted(tmp_path: Path) -> None:
+    """k2 ends before it starts, k3 has no start, k5 and k6 share a correlation id, two runtime calls claim k7's,
+    the NVTX range b_inner ends before it starts (and so is left out of the nesting), the memcpy starts before 0."""
+    path = _export(
+        tmp_path / "odd.sqlite",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 5 WHERE correlationId = 1001",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 1002",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = 1004 WHERE correlationId = 1005",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (31, 32, 0, ?, 1006, 1, 0)",
+        "UPDATE NVTX_EVENTS SET end = 1 WHERE text = 'b_inner'",
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = -3000",
+        params=[(), (), (), (PID + 3,), (), ()],
+    )
+    out = read(path, run_id="r")
+    flags = {r["name"]: r["flags"] for r in out["kernels"].to_pylist()}
+    assert flags["k2"] == ["reversed_time"]
+    assert flags["k3"] == ["null_start"]
+    assert flags["k5"] == flags["k6"] == ["duplicate_correlation_id"]
+    assert flags["k7"] == ["duplicate_launch_call"]
+    assert flags["k1"] == [] and flags["k4"] == []
+    ranges = {r["name"]: r for r in out["ranges"].to_pylist()}
+    assert ranges["b_inner"]["flags"] == ["reversed_time"] and ranges["b_inner"]["depth"] is None
+    assert ranges["b_outer"]["flags"] == [] and ranges["b_outer"]["depth"] == 0
+    assert out["memops"]["flags"].to_pylist() == [["negative_time"]]
+    assert out["run"]["flag_counts"] == {
+        "kernels": {
+            "reversed_time": 1,
+            "null_start": 1,
+            "duplicate_correlation_id": 2,
+            "duplicate_launch_call": 1,
+        },
+        "memops": {"negative_time": 1},
+        "ranges": {"reversed_time": 1},
+    }
+    assert out["run"]["warnings"] == [
+        "1 kernel: no start time (flag null_start)",
+        "1 kernel: end before start (flag reversed_time)",
+        "2 kernels: correlation id shared with another GPU operation of the process (flag duplicate_correlation_id)",
+        "1 kernel: several launch calls with that correlation id (the first one is used) (flag duplicate_launch_call)",
+        "1 memcpy/memset: negative timestamp (flag negative_time)",
+        "1 NVTX range: end before start, left out of the nesting (push/pop ranges: no depth, no parent) "
+        "(flag reversed_time)",
+    ]
