@@ -158,3 +158,46 @@ def test_script_json_cannot_end_a_script() -> None:
     out = script_json(data)
     assert not set(out) & {"<", ">", "&", "\u2028", "\u2029"}
     assert json.loads(out) == data
+
+
+@pytest.fixture()
+def hostile_store(tmp_path: Path) -> Path:
+    """A store with one run whose kernel names and NVTX path are hostile (published in code, no fixture)."""
+    from _support import tiny_run
+
+    def kernel(kid: int, name: str, flops: float) -> dict[str, Any]:
+        return {"kernel_id": kid, "name": name, "short_name": name, "nvtx_path": f"{ELEMENT}:{SCRIPT}",
+                "duration_ns": 1e6, "flops_fp32": flops, "bytes_l1": 4e8, "bytes_l2": 2e8, "bytes_dram": 1e8,
+                "device_id": 0}  # fmt: skip
+
+    ceilings = {"DRAM": 1e12, "L2": 4e12, "L1": 1.6e13, "FP32": 2e13}
+    root = tmp_path / "store"
+    tiny_run(
+        root,
+        RUN,
+        [kernel(0, SCRIPT, 1e9), kernel(1, TAG, 2e9), kernel(2, ELEMENT, 0.0)],
+        [{"kernel_id": k, "ceiling": c, "value": v} for k in range(3) for c, v in ceilings.items()],
+    )
+    return root
+
+
+@needs_chromium
+def test_cli_pages_from_a_hostile_run(hostile_store: Path, tmp_path: Path) -> None:
+    """``rl roofline`` (--level all, --time) and ``rl report`` on a run with hostile kernel names and NVTX text."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    pages = {
+        "all.html": ["roofline", RUN, "--level", "all"],
+        "time.html": ["roofline", RUN, "--time"],
+    }
+    for name, args in pages.items():
+        r = CliRunner().invoke(app, [*args, "--store", str(hostile_store), "-o", str(tmp_path / name)])
+        assert r.exit_code == 0, (r.stdout, r.stderr)
+        _assert_clean(_dom(tmp_path / name, tmp_path), charts=1)
+    r = CliRunner().invoke(app, ["report", "--store", str(hostile_store), "-o", str(tmp_path / "rep")])
+    assert r.exit_code == 0, (r.stdout, r.stderr)
+    dom = _dom(tmp_path / "rep" / "index.html", tmp_path)
+    _assert_clean(dom, charts=len(re.findall(r'<div id="chart-\d+-\d+"', dom)))
+    assert "&lt;/script&gt;&lt;b id=x&gt;injected&lt;/b&gt;" in dom  # the zero-FLOP kernel's name, as text
