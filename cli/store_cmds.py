@@ -21,6 +21,15 @@ from rooflake.cli.common import (
     parse_labels,
 )
 
+MergeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--merge",
+        help="Join two Nsight Compute files, the halves of one split profile (time + DRAM, FLOP counters), into "
+        "one run, per kernel launch.",
+    ),
+]
+
 
 @app.command()
 @guard
@@ -46,6 +55,7 @@ def ingest(
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")
     ] = None,
+    merge: MergeOpt = False,
 ) -> None:
     """Ingest Nsight Compute reports (.ncu-rep) and Nsight Systems exports (.sqlite, .nsys-rep), one run per file.
 
@@ -55,6 +65,12 @@ def ingest(
 
     labels = parse_labels(label)
     files = expand_paths(paths)
+    if merge:
+        from rooflake.pipeline.merge import ingest_merged
+
+        raise typer.Exit(
+            _print_result(ingest_merged(files, store, labels, force=force, fp16=fp16.value), as_json)
+        )
     results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
     failed = 0
     if len(files) > 1:
