@@ -45,10 +45,10 @@ def match_launches(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> tuple[li
     seen.clear()
     pairs = []
     for i, k in enumerate(a):
-        j = key_b.get((k["name"], seen[k["name"]]))
+        hit = key_b.get((k["name"], seen[k["name"]]))
         seen[k["name"]] += 1
-        if j is not None:
-            pairs.append((i, j))
+        if hit is not None:
+            pairs.append((i, hit))
     return pairs, "kernel name and occurrence"
 
 
