@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rooflake.ingest.messages import first_line, shown
 from rooflake.schema import InputError, RooflakeError, UnsupportedFormatError
 from rooflake.schema.duck import DuckTable
 
@@ -53,16 +54,16 @@ def detect_format(path: str | Path) -> str:
     """
     path = Path(path)
     if path.exists() and not path.is_file():
-        raise InputError(f"{path}: not a regular file" + (" (a directory)" if path.is_dir() else ""))
+        raise InputError(f"{shown(path)}: not a regular file" + (" (a directory)" if path.is_dir() else ""))
     try:
         with open(path, "rb") as f:
             head = f.read(1 << 16)  # text formats are sniffed further in (a CSV after tool output)
     except IsADirectoryError as e:
-        raise InputError(f"{path}: is a directory") from e
+        raise InputError(f"{shown(path)}: is a directory") from e
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+        raise InputError(f"{shown(path)}: cannot read ({e.strerror})") from e
     if not head:
-        raise InputError(f"{path}: empty file")
+        raise InputError(f"{shown(path)}: empty file")
     for magic, name in MAGICS:
         if head.startswith(magic):
             return name
@@ -78,13 +79,13 @@ def detect_format(path: str | Path) -> str:
         return kind
     if kind == "json":
         raise UnsupportedFormatError(
-            f"{path}: JSON, but neither a torch.profiler trace (no \"traceEvents\" key) nor an ERT roofline.json "
-            "(no \"empirical\" section)"
+            f'{shown(path)}: JSON, but neither a torch.profiler trace (no "traceEvents" key) nor an ERT roofline.json '
+            '(no "empirical" section)'
         )
     if ncu_csv.sniff(path, head):  # raises UnsupportedFormatError for a CSV that is not an ncu export
         return "ncu-csv"
     raise UnsupportedFormatError(
-        f"{path}: unknown format (first bytes {head[:8]!r}); expected an Nsight Compute report (starts with NVR\\0)"
+        f"{shown(path)}: unknown format (first bytes {head[:8]!r}); expected an Nsight Compute report (starts with NVR\\0)"
     )
 
 
@@ -161,7 +162,7 @@ def _exported(path: Path) -> Iterator[Path]:
     nsys = shutil.which("nsys")
     if nsys is None:
         raise ToolMissingError(
-            f"{path}: an Nsight Systems report (.nsys-rep) needs NVIDIA's `nsys` on PATH to export it; install "
+            f"{shown(path)}: an Nsight Systems report (.nsys-rep) needs NVIDIA's `nsys` on PATH to export it; install "
             f"Nsight Systems, or export it where nsys is installed and ingest the .sqlite: "
             f"{NSYS_EXPORT_HINT.replace('FILE.nsys-rep', str(path)).replace('FILE', path.stem)}"
         )
@@ -181,10 +182,12 @@ def _exported(path: Path) -> Iterator[Path]:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         except (OSError, subprocess.TimeoutExpired) as e:
-            raise InputError(f"{path}: `nsys export` failed to run ({e})") from e
+            raise InputError(f"{shown(path)}: `nsys export` failed to run ({first_line(e)})") from e
         if proc.returncode != 0 or not out.exists():
             msg = " ".join((proc.stderr or proc.stdout or "").split())[:400]
-            raise InputError(f"{path}: `nsys export --type sqlite` failed (exit {proc.returncode}): {msg}")
+            raise InputError(
+                f"{shown(path)}: `nsys export --type sqlite` failed (exit {proc.returncode}): {msg}"
+            )
         yield out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,25 @@ def test_corrupt_nsys_export_pages(store: Path, tmp_path: Path) -> None:
         code, _, err = run("ingest", str(path), "--store", str(store))
         assert_one_error(code, err, str(path), "malformed")
         assert snapshot(store) == before
+
+
+def test_a_file_name_with_a_newline_gives_one_line(store: Path, tmp_path: Path) -> None:
+    """The name is quoted like a Python string literal: the Error line stays one line (issue 10)."""
+    path = tmp_path / "bad\nname.ncu-rep"
+    path.write_bytes(b"garbage")
+    before = snapshot(store)
+    code, _, err = run("ingest", str(path), "--store", str(store))
+    assert_one_error(code, err, repr(str(path)), "unknown format")
+    assert snapshot(store) == before
+
+
+def test_an_export_named_with_uri_characters_is_read_as_named(tmp_path: Path) -> None:
+    """`rl ingest 'run#2.sqlite'` read a file named `run` beside it (issue 10): the file named is the file read."""
+    from test_attribution import KERNELS, build_export
+
+    sqlite3.connect(tmp_path / "run").execute("CREATE TABLE x (y)").connection.close()
+    build_export(tmp_path / "run#2.sqlite")
+    code, out, err = run("ingest", str(tmp_path / "run#2.sqlite"), "--store", str(tmp_path / "store"))
+    assert code == 0, err
+    assert f"{len(KERNELS)} kernels" in out
+    assert (tmp_path / "run").stat().st_size > 0 and not (tmp_path / "run#2").exists()
