@@ -120,12 +120,12 @@ MINIMAL_READS = {
 def same_reads(path: Path) -> dict[str, str]:
     """SELECTs of every column rooflake's nsys reader reads, table by table (the baseline then does the same reading
     work; the loop uses the columns of MINIMAL_READS among them)."""
-    from rooflake.ingest.nsys_sqlite import _SOURCES
+    from rooflake.ingest.nsys_export import SOURCES
 
     db = sqlite3.connect(path)
     ours = {"k_raw": "kernel", "api_raw0": "runtime", "nvtx_raw": "nvtx", "strings": "strings"}
     out = {}
-    for name, (table, cols) in _SOURCES.items():
+    for name, (table, cols) in SOURCES.items():
         present = {r[1] for r in db.execute(f"PRAGMA table_info('{table}')")} | {"rowid"}
         if len(present) == 1:
             continue
