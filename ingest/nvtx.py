@@ -1,6 +1,6 @@
 """NVTX range names: what a layer is called, from the raw NVTX text (the raw text is always kept beside it).
 
-Rules (mirrored in ``nsys_attribution.sql``; one test checks both against each other on the fixtures):
+Rules (mirrored in ``ingest/nsys/macros.sql``: range_name; one test checks both against each other on the fixtures):
 - PyTorch ``--pytorch=autograd-nvtx`` / ``emit_nvtx``: ``aten::mm, op_id = 123``, ``aten::_convolution, seq = 0``,
   ``..., sizes = [[..]]`` -> the op name before the first ``, <key> = ``.
 - PyProf / DLProf markers (Python dict text): ``{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': ...}`` ->
