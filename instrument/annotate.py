@@ -25,7 +25,7 @@ import functools
 import threading
 from collections.abc import Iterator
 from contextlib import ContextDecorator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rooflake.schema import ToolMissingError
@@ -90,7 +90,7 @@ class NvtxEmitter:
         self._pop(self._handle)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Call:
     """One module call: its range name, path parts (for ancestry) and, for the backward, how many of its last
     nodes are still to run."""
@@ -99,8 +99,8 @@ class _Call:
     parts: tuple[str, ...]
     seq_start: int = 0
     remaining: int = 0
-    heads: list[Any] = field(default_factory=list)
-    entries: list[Any] = field(default_factory=list)
+    heads: list[Any] | None = None
+    entries: list[Any] | None = None
 
     def contains(self, other: _Call) -> bool:
         """True when ``other`` is a module strictly inside this call's module."""
@@ -115,18 +115,16 @@ class _Thread(threading.local):
         self.armed: list[_Call] = []  # calls of the current top-level forward with backward nodes
 
 
-def _tensors(obj: Any) -> Iterator[Any]:
-    """Tensors in a module's output (tensors, tuples, lists, dicts, nested)."""
-    import torch
-
-    if isinstance(obj, torch.Tensor):
+def _tensors(obj: Any, tensor: type) -> Iterator[Any]:
+    """Tensors (instances of ``tensor``) in a module's output: tensors, tuples, lists, dicts, nested."""
+    if isinstance(obj, tensor):
         yield obj
     elif isinstance(obj, (tuple, list)):
         for o in obj:
-            yield from _tensors(o)
+            yield from _tensors(o, tensor)
     elif isinstance(obj, dict):
         for o in obj.values():
-            yield from _tensors(o)
+            yield from _tensors(o, tensor)
 
 
 def _last_nodes(heads: list[Any], start: int, end: int) -> list[Any]:
@@ -192,7 +190,12 @@ class annotate(ContextDecorator):  # noqa: N801 - used like a function: `with an
             self._uninstall()
 
     def _install(self) -> None:
+        import torch
+
         self.emitter: Emitter = self._emitter or NvtxEmitter(self.domain)
+        self._seq = torch._C._autograd._get_sequence_nr  # nodes created so far on this thread
+        self._grad_enabled = torch.is_grad_enabled
+        self._tensor = torch.Tensor
         for module, path in module_paths(self.model).items():
             if self.depth is not None and path_depth(path) > self.depth:
                 continue
@@ -227,9 +230,7 @@ class annotate(ContextDecorator):  # noqa: N801 - used like a function: `with an
             self.emitter.push(path)
         tls.forward.append(call)
         if self.backward:
-            import torch
-
-            call.seq_start = torch._C._autograd._get_sequence_nr()
+            call.seq_start = self._seq()
 
     def _post(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
         tls = self._tls
@@ -248,13 +249,11 @@ class annotate(ContextDecorator):  # noqa: N801 - used like a function: `with an
 
     def _arm(self, call: _Call, output: Any) -> None:
         """Find the call's backward nodes: heads (of its outputs) and last nodes (see :func:`_last_nodes`)."""
-        import torch
-
-        if not torch.is_grad_enabled():
+        if not self._grad_enabled():
             return
-        end = torch._C._autograd._get_sequence_nr()
+        end = self._seq()
         heads: list[Any] = []
-        for t in _tensors(output):
+        for t in _tensors(output, self._tensor):
             node = t.grad_fn
             if node is not None and call.seq_start <= node._sequence_nr() < end and node not in heads:
                 heads.append(node)
@@ -269,12 +268,12 @@ class annotate(ContextDecorator):  # noqa: N801 - used like a function: `with an
         begins: dict[Any, list[_Call]] = {}
         ends: dict[Any, list[_Call]] = {}
         for call in sorted(calls, key=lambda c: len(c.parts)):
-            call.remaining = len(call.entries)
-            for node in call.heads:
+            call.remaining = len(call.entries or ())
+            for node in call.heads or ():
                 begins.setdefault(node, []).append(call)
-            for node in call.entries:
+            for node in call.entries or ():
                 ends.setdefault(node, []).insert(0, call)
-            call.heads, call.entries = [], []
+            call.heads = call.entries = None
         for node, cs in begins.items():
             node.register_prehook(functools.partial(self._begin, cs))
         for node, cs in ends.items():
