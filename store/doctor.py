@@ -27,7 +27,9 @@ PROBLEMS = pa.schema(
         pa.field(
             "problem",
             pa.string(),
-            metadata={"description": "damaged | missing | unpublished | stale-staging (see Store.doctor)"},
+            metadata={
+                "description": "damaged | other-columns | missing | unpublished | stale-staging (Store.doctor)"
+            },
         ),
         pa.field("error", pa.string(), metadata={"description": "what the reader said, or what is missing"}),
     ]
@@ -35,25 +37,42 @@ PROBLEMS = pa.schema(
 BATCH_ROWS = 65536
 
 
-def _read_error(con: Any, table: str, path: Path) -> str | None:
-    """Why ``path`` cannot be read as a file of ``table`` (its columns, then every value decoded by DuckDB), or
-    None when it reads."""
+def _columns_error(table: str, schema: pa.Schema) -> str | None:
+    """What differs between a file's columns and its table's (``rooflake.schema.TABLES``), or None."""
+    want = TABLES[table].names
+    if schema.names == want:
+        return None
+    version = (schema.metadata or {}).get(b"rooflake.schema_version", b"?").decode()
+    missing = [c for c in want if c not in schema.names]
+    extra = [c for c in schema.names if c not in want]
+    return (
+        f"written with other columns (schema version {version}; missing {missing or 'none'}, extra "
+        f"{extra or 'none'}{', other order' if not missing and not extra else ''}): re-ingest its file with --force"
+    )
+
+
+def _read_error(con: Any, table: str, path: Path) -> tuple[str, str] | None:
+    """``(problem, error)`` when ``path`` cannot be read as a file of ``table``: ``damaged`` (its footer, then every
+    value decoded by DuckDB) or ``other-columns``; None when it reads."""
     import duckdb
 
     try:
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
     except (OSError, pa.ArrowException) as e:
-        return " ".join(str(e).split())
-    if names != TABLES[table].names:
-        return f"columns {names} differ from the {table} table's {TABLES[table].names}"
+        return "damaged", " ".join(str(e).split())
     try:
         rel = con.sql(sql_file("rooflake.store", "read_part.sql"), params={"path": str(path)})
         reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch)(BATCH_ROWS)
         for _batch in reader:
             pass
     except duckdb.Error as e:
-        return " ".join(str(e).split())
-    return None
+        return "damaged", " ".join(str(e).split())
+    columns = _columns_error(table, schema)
+    return None if columns is None else ("other-columns", columns)
+
+
+def _row(table: str, run_id: str, path: Path, problem: str, error: str) -> dict[str, str]:
+    return {"table": table, "run_id": run_id, "path": str(path), "problem": problem, "error": error}
 
 
 def _counts(path: Path) -> list[dict[str, Any]]:
@@ -68,10 +87,8 @@ def _missing(root: Path, published: list[dict[str, Any]]) -> list[dict[str, str]
         for table, n in (("kernels", r["n_kernels"]), ("metrics", r["n_metrics"])):
             path = partition(root, table, r["run_id"]) / PART
             if n and not path.exists():
-                out.append(
-                    {"table": table, "run_id": r["run_id"], "path": str(path), "problem": "missing",
-                     "error": f"the runs row counts {n} {table} rows; the file does not exist"}
-                )  # fmt: skip
+                why = f"the runs row counts {n} {table} rows; the file does not exist"
+                out.append(_row(table, r["run_id"], path, "missing", why))
     return out
 
 
@@ -81,10 +98,8 @@ def _staging(root: Path) -> list[dict[str, str]]:
     for p in sorted(d.iterdir()) if d.is_dir() else []:
         parts = p.name.split(".")
         if len(parts) == 3 and parts[1].isdigit() and not pid_alive(int(parts[1])):
-            out.append(
-                {"table": "", "run_id": parts[0], "path": str(p), "problem": "stale-staging",
-                 "error": f"left by process {parts[1]}, which is gone; the next ingest cleans it"}
-            )  # fmt: skip
+            why = f"left by process {parts[1]}, which is gone; the next ingest cleans it"
+            out.append(_row("", parts[0], p, "stale-staging", why))
     return out
 
 
@@ -92,8 +107,9 @@ def doctor(root: Path) -> pa.Table:
     """Check every file of the store at ``root``; one row per problem found (none: the store is healthy).
 
     Columns (:data:`PROBLEMS`): ``table``, ``run_id``, ``path``, ``problem``, ``error``. Problems:
-    ``damaged`` — a Parquet file that cannot be read whole by DuckDB (torn, truncated, invalid UTF-8, other
-    columns than its table's), which fails every query of its table; ``missing`` — a published run whose
+    ``damaged`` — a Parquet file that cannot be read whole by DuckDB (torn, truncated, invalid UTF-8), which
+    fails every query of its table; ``other-columns`` — a file written with other columns than its table's
+    (another schema version), which fails the table's queries as well; ``missing`` — a published run whose
     ``runs`` row counts kernels or metrics that have no file; ``unpublished`` — a partition whose run has no
     ``runs`` row (invisible: a writer died before its commit); ``stale-staging`` — a dead writer's staging folder.
     Reads every file; raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
@@ -106,23 +122,13 @@ def doctor(root: Path) -> pa.Table:
     for table in ALL_TABLES:
         for run_id in run_ids(root, table):
             path = partition(root, table, run_id) / PART
-            error = _read_error(con, table, path)
-            if error is not None:
-                rows.append(
-                    {
-                        "table": table,
-                        "run_id": run_id,
-                        "path": str(path),
-                        "problem": "damaged",
-                        "error": error,
-                    }
-                )
+            found = _read_error(con, table, path)
+            if found is not None:
+                rows.append(_row(table, run_id, path, *found))
             elif table == "runs":
                 published += _counts(path)
             elif run_id not in runs:
-                rows.append(
-                    {"table": table, "run_id": run_id, "path": str(path), "problem": "unpublished",
-                     "error": "no runs row: its rows are invisible; re-ingest the file or delete the folder"}
-                )  # fmt: skip
+                why = "no runs row: its rows are invisible; re-ingest the file or delete the folder"
+                rows.append(_row(table, run_id, path, "unpublished", why))
     rows += _missing(root, published) + _staging(root)
     return pa.Table.from_pylist(rows, schema=PROBLEMS)
