@@ -73,7 +73,7 @@ def _measure_and_ingest(
 
     from rooflake.instrument.ceilings import measure as measure_ceilings
     from rooflake.instrument.ceilings import write
-    from rooflake.instrument.profile import env_labels, environment
+    from rooflake.instrument.profiling import env_labels, environment
     from rooflake.pipeline import ingest_file
 
     doc = measure_ceilings(device, threads, argv=["rl", *sys.argv[1:]])

@@ -90,8 +90,8 @@ def _profile_and_ingest(
     store: Path | None,
     options: dict,
 ) -> dict[str, Any]:
-    """Run :func:`rooflake.instrument.profile.profile`, then ingest its report with the labels and env.* facts."""
-    from rooflake.instrument.profile import env_labels, profile
+    """Run :func:`rooflake.instrument.profiling.profile`, then ingest its report with the labels and env.* facts."""
+    from rooflake.instrument.profiling import env_labels, profile
     from rooflake.pipeline import ingest_file
 
     result = profile(command, tool=tool, output=output, **options)

@@ -12,5 +12,19 @@ from rooflake.instrument.annotate import (
     module_paths,
     path_depth,
 )
+from rooflake.instrument.ceilings import measure as measure_ceilings
+from rooflake.instrument.profiling import ProfileResult, environment, profile
 
-__all__ = ["BACKWARD", "FORWARD", "Emitter", "NvtxEmitter", "annotate", "module_paths", "path_depth"]
+__all__ = [
+    "BACKWARD",
+    "FORWARD",
+    "Emitter",
+    "NvtxEmitter",
+    "ProfileResult",
+    "annotate",
+    "environment",
+    "measure_ceilings",
+    "module_paths",
+    "path_depth",
+    "profile",
+]

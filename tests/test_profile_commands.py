@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rooflake.cli import app
-from rooflake.instrument.profile import (
+from rooflake.instrument.profiling import (
     env_labels,
     environment,
     ncu_command,
