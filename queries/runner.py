@@ -147,6 +147,7 @@ def columns(name: str) -> list[str]:
     return list(query(name).columns)
 
 
+@functools.cache
 def macros() -> str:
     """SQL creating the scalar macros the queries share (``macros/*.sql``)."""
     folder = resources.files(__package__).joinpath(MACROS)
@@ -160,6 +161,11 @@ def _macro_sql(q: Query) -> str:
     args = ", ".join(f'"${p}"' + (f" := {q.defaults[p]}" if p in q.defaults else "") for p in q.parameters)
     body = _PARAM.sub(r'"$\1"', q.text)
     return f"CREATE OR REPLACE MACRO {q.name}({args}) AS TABLE\n{body}"
+
+
+@functools.lru_cache(maxsize=256)
+def _dependencies(sql: str) -> tuple[str, ...]:
+    return tuple(dependencies(sql))
 
 
 def dependencies(sql: str) -> list[str]:
@@ -191,21 +197,17 @@ def connect(store: Any, sql: str | None = None, *, unsafe: bool = False):  # -> 
     named query as a view and every parameterized one as a table macro; with ``sql``, only the named queries that
     SQL names (and those they read), which keeps a cold ``rl sql`` fast. ``unsafe``: see
     :meth:`rooflake.store.Store.connect`."""
-    needed = dependencies(" ".join(names()) if sql is None else sql)
+    needed = _dependencies(" ".join(names()) if sql is None else sql)
+    views_sql, macros_sql = _objects(needed)
+    return store.connect(extra_views=views_sql, setup=macros(), after=macros_sql, unsafe=unsafe)
+
+
+@functools.lru_cache(maxsize=256)
+def _objects(needed: tuple[str, ...]) -> tuple[dict[str, str], str]:
+    """The views (``{name: sql}``) and the table-macro statements that create ``needed``, in order."""
     views_sql = {n: load(n) for n in needed if not query(n).parameters}
-    con = store.connect(extra_views=views_sql, setup=macros(), unsafe=unsafe)
-    table_macros = [n for n in needed if query(n).parameters]
-    if table_macros:
-        have = {
-            r[0]
-            for r in con.execute(
-                "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'"
-            ).fetchall()
-        }
-        for n in table_macros:  # created once per store database (the store rebuilds it when runs change)
-            if n not in have:
-                con.execute(_macro_sql(query(n)))
-    return con
+    macros_sql = ";\n".join(_macro_sql(query(n)) for n in needed if query(n).parameters)
+    return views_sql, macros_sql
 
 
 def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:

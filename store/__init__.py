@@ -112,11 +112,17 @@ class Store:
 
     # ---- reading -----------------------------------------------------------------------------------------
     def connect(
-        self, extra_views: dict[str, str] | None = None, setup: str = "", *, unsafe: bool = False
+        self,
+        extra_views: dict[str, str] | None = None,
+        setup: str = "",
+        *,
+        after: str = "",
+        unsafe: bool = False,
     ) -> Any:  # -> duckdb.DuckDBPyConnection
         """A cursor on this store's DuckDB database (:func:`rooflake.store.database.build`): views ``runs``,
         ``kernels``, ``metrics``, ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``, then ``extra_views``; ``setup``
-        (the queries' macros) is run first. Unless ``unsafe``, the database reads the store's files and nothing
+        (the queries' macros) is run first, ``after`` (the queries' table macros, which bind to the views) last.
+        Unless ``unsafe``, the database reads the store's files and nothing
         else, and its settings are locked (no ``COPY … TO``, ``ATTACH``, ``INSTALL``). The database is built once
         per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs
         ~0.25 s at 1,000 runs, a cursor nothing."""
@@ -127,10 +133,11 @@ class Store:
             len(os.listdir(runs_dir)) if runs_dir.is_dir() else 0,
             tuple(sorted((extra_views or {}).items())),
             setup,
+            after,
             unsafe,
         )
         if self._db is None or self._db[0] != key:
-            con = database.build(self.root, self.only_runs, extra_views, setup, unsafe=unsafe)
+            con = database.build(self.root, self.only_runs, extra_views, setup, after=after, unsafe=unsafe)
             self._db = (key, con)
         return self._db[1].cursor()
 

@@ -87,13 +87,15 @@ def build(
     extra_views: dict[str, str] | None = None,
     setup: str = "",
     *,
+    after: str = "",
     unsafe: bool = False,
 ) -> Any:  # -> duckdb.DuckDBPyConnection
     """An in-memory DuckDB database with one view per store table (``runs``, ``kernels``, ``metrics``,
     ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``), each reading ``root/<table>/*/*.parquet`` (or only the
     files of ``only_runs``). An empty store gives empty views with the declared columns. ``setup`` is run first
     (macros, persistent so that every cursor sees them); ``extra_views`` maps view names to SQL bodies created
-    after the table views. Unless ``unsafe``, the database is then locked down (:func:`lock_down`). Raises
+    after the table views; ``after`` runs once they exist (table macros bind to them when created). Unless
+    ``unsafe``, the database is then locked down (:func:`lock_down`). Raises
     ``duckdb.Error`` when a statement fails."""
     import duckdb
 
@@ -103,6 +105,8 @@ def build(
     _create_views(con, root, only_runs)
     for name, body in (extra_views or {}).items():
         con.execute(sql_template(PKG, "named_view.sql", name=name, body=body))
+    if after:
+        con.execute(after)
     if not unsafe:
         lock_down(con, root)
     return con
