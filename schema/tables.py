@@ -226,12 +226,6 @@ KERNELS = _schema(
             "(end < start), negative_time, duplicate_correlation_id, duplicate_launch_call",
             "ingest",
         ),
-    ],
-    "One row per profiled kernel launch (ncu action).",
-)
-
-METRICS = _schema(
-    [
         (
             "invalid_utf8_hex",
             _LABELS,
@@ -240,6 +234,12 @@ METRICS = _schema(
             "them decoded, each invalid sequence replaced by U+FFFD); NULL when every text was valid",
             "nsys: StringIds.value / CUPTI_ACTIVITY_KIND_KERNEL names",
         ),
+    ],
+    "One row per profiled kernel launch (ncu action).",
+)
+
+METRICS = _schema(
+    [
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("kernel_id", _I64, "", "kernel", "kernels.kernel_id"),
         ("metric_name", _STR, "", "ncu metric name, verbatim", "IMetric.name"),
@@ -370,18 +370,6 @@ RANGES = _schema(
             "Concrete Inputs (record_shapes), flops (with_flops), plus its Kineto cat; NULL for nsys",
             "torch trace: traceEvents[].args",
         ),
-    ],
-    "NVTX ranges and marks (Nsight Systems; torch.profiler CPU ops, record_function and module scopes).",
-)
-
-MEMOPS = _schema(
-    [
-        ("run_id", _STR, "", "run", "runs.run_id"),
-        ("op_id", _I64, "", "0-based id in the run, in start order", "ingest"),
-        ("kind", _STR, "", "memcpy | memset", "CUPTI_ACTIVITY_KIND_MEMCPY/MEMSET"),
-        ("copy_kind", _I64, "", "CUPTI memcpy kind (1 HtoD, 2 DtoH, 8 DtoD, ...)", "copyKind"),
-        ("bytes", _I64, "byte", "bytes copied or set", "bytes"),
-        ("start_ns", _I64, "ns", "GPU start", "start"),
         (
             "flags",
             pa.list_(_STR),
@@ -398,6 +386,18 @@ MEMOPS = _schema(
             "them decoded, each invalid sequence replaced by U+FFFD); NULL when every text was valid",
             "NVTX_EVENTS.text / StringIds.value",
         ),
+    ],
+    "NVTX ranges and marks (Nsight Systems; torch.profiler CPU ops, record_function and module scopes).",
+)
+
+MEMOPS = _schema(
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("op_id", _I64, "", "0-based id in the run, in start order", "ingest"),
+        ("kind", _STR, "", "memcpy | memset", "CUPTI_ACTIVITY_KIND_MEMCPY/MEMSET"),
+        ("copy_kind", _I64, "", "CUPTI memcpy kind (1 HtoD, 2 DtoH, 8 DtoD, ...)", "copyKind"),
+        ("bytes", _I64, "byte", "bytes copied or set", "bytes"),
+        ("start_ns", _I64, "ns", "GPU start", "start"),
         ("end_ns", _I64, "ns", "GPU end", "end"),
         ("duration_ns", _I64, "ns", "end - start", "ingest"),
         ("device_id", _I64, "", "device", "deviceId"),
@@ -411,6 +411,14 @@ MEMOPS = _schema(
         ("nvtx_stack", pa.list_(_STR), "", "as kernels.nvtx_stack", "ingest"),
         ("nvtx_domain", _STR, "", "as kernels.nvtx_domain", "ingest"),
         ("attribution", _STR, "", "as kernels.attribution", "ingest"),
+        (
+            "flags",
+            pa.list_(_STR),
+            "",
+            "suspicious source rows: null_start, reversed_time (end < start), negative_time, "
+            "duplicate_correlation_id, duplicate_launch_call (as kernels.flags); [] when none",
+            "ingest",
+        ),
     ],
     "GPU memory copies and sets (Nsight Systems): they count in GPU time shares.",
 )
@@ -423,14 +431,6 @@ COVERAGE = _schema(
         (
             "attribution",
             _STR,
-        (
-            "flags",
-            pa.list_(_STR),
-            "",
-            "suspicious source rows: null_start, reversed_time (end < start), negative_time, "
-            "duplicate_correlation_id, duplicate_launch_call (as kernels.flags); [] when none",
-            "ingest",
-        ),
             "",
             "push_pop | start_end | other_thread | no_range_open | no_launch_row",
             "ingest",
