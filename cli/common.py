@@ -72,7 +72,7 @@ app = typer.Typer(
 )
 
 StoreOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--store",
         help="Store directory (default: $RL_STORE, else ~/.local/share/rooflake).",

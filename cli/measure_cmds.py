@@ -66,7 +66,7 @@ def measure(
 
 
 def _measure_and_ingest(
-    device: str, threads: list[int], out: Path, labels: dict[str, str], store: Path | None
+    device: str, threads: list[int], out: Path, labels: dict[str, str], store: str | None
 ) -> dict[str, Any]:
     """:func:`rooflake.instrument.ceilings.measure`, written to ``out`` and ingested with the labels and env.*."""
     import sys

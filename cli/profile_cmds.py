@@ -87,7 +87,7 @@ def _profile_and_ingest(
     tool: str,
     output: Path | None,
     labels: dict[str, str],
-    store: Path | None,
+    store: str | None,
     options: dict,
 ) -> dict[str, Any]:
     """Run :func:`rooflake.instrument.profiling.profile`, then ingest its report with the labels and env.* facts."""

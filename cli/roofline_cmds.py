@@ -26,7 +26,7 @@ def time_chart(view: Any) -> Any:
 
 
 def _draw_time(
-    store: Path | None, run_id: str | None, out: Path, by: By, depth: int, level: Level, t_o: float | None
+    store: str | None, run_id: str | None, out: Path, by: By, depth: int, level: Level, t_o: float | None
 ) -> str:
     import polars as pl
 
@@ -52,7 +52,7 @@ def _draw_time(
 
 
 def _draw(
-    store: Path | None,
+    store: str | None,
     run_id: str | None,
     out: Path,
     level: Level,

@@ -12,9 +12,13 @@ Layout (DESIGN.md section 3), table first, Hive-partitioned, ``run_id`` also kep
 A run exists once its ``runs`` file exists; it is renamed into place last, and views only show rows whose run has
 a ``runs`` row, so a crash never leaves a half-run visible, and a ``--force`` re-ingest never hides the run.
 
+On object storage (``Store("s3://bucket/prefix")``, :mod:`~rooflake.store.remote`) nothing is renamed: each publish
+writes files of a new generation, ``STORE/<table>/run_id=<id>/part-<gen>.parquet``, the ``runs`` file last (its PUT
+is the commit), and readers are given the files of each run's committed generation (:meth:`Store.files`).
+
 Modules: :mod:`~rooflake.store.layout` (paths), :mod:`~rooflake.store.publish` (atomic publish, crash clean-up),
 :mod:`~rooflake.store.database` (the DuckDB views, read-only by default), :mod:`~rooflake.store.doctor` (damaged
-files). :class:`Store` is the public face of all four.
+files), :mod:`~rooflake.store.remote` (stores on object storage). :class:`Store` is the public face of all five.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import pyarrow as pa
 
 from rooflake.schema import RunNotFoundError
 from rooflake.schema.duck import DuckTable, sql_file
-from rooflake.store import database, doctor, layout, publish
+from rooflake.store import database, doctor, layout, publish, remote
 from rooflake.store.database import refuse_writes, run_read_only
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, STAGING, default_root
 from rooflake.store.publish import PublishResult
@@ -45,33 +49,72 @@ __all__ = [
 
 
 class Store:
-    """A rooflake store rooted at ``root`` (created on first write)."""
+    """A rooflake store rooted at ``root``: a local directory (created on first write) or an object-store URL,
+    ``s3://bucket/prefix`` (the bucket must exist; see :mod:`rooflake.store.remote`)."""
 
     def __init__(self, root: str | Path | None = None, *, only_runs: list[str] | None = None) -> None:
         """``only_runs``: views read just these runs' files (a report over 100 of 1,000 runs binds 100 files per
-        query, not 1,000); None = every run. Raises :class:`StoreError` for a root with a glob character or a root
-        that is a file."""
-        self.root = Path(root) if root is not None else default_root()
+        query, not 1,000); None = every run. ``root`` None: :func:`default_root` (``$RL_STORE``). Raises
+        :class:`StoreError` for a root with a glob character, a root that is a file, or a URL of another scheme
+        than ``s3://``."""
+        root = root if root is not None else default_root()
+        self.url: str | None = remote.normalize(root) if remote.is_url(root) else None
+        self.root: Path | str = self.url if self.url is not None else Path(root)
         self.only_runs = sorted(set(only_runs)) if only_runs is not None else None
-        layout.check_root(self.root)
+        if self.url is None:
+            layout.check_root(self._dir)
         self._db: tuple[tuple[Any, ...], Any] | None = None
 
+    @property
+    def _dir(self) -> Path:
+        """The root of a local store (never called on a remote one)."""
+        assert isinstance(self.root, Path), "a local-store operation on a remote store"
+        return self.root
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether the store is on object storage (``root`` is then its URL, a string)."""
+        return self.url is not None
+
     # ---- paths -------------------------------------------------------------------------------------------
-    def partition(self, table: str, run_id: str) -> Path:
-        """Folder of ``table``'s partition of run ``run_id``."""
-        return layout.partition(self.root, table, run_id)
+    def partition(self, table: str, run_id: str) -> Path | str:
+        """Folder of ``table``'s partition of run ``run_id`` (a URL on object storage)."""
+        if self.url is not None:
+            return f"{self.url}/{table}/run_id={run_id}"
+        return layout.partition(self._dir, table, run_id)
 
     def glob(self, table: str) -> str:
-        """Glob of ``table``'s files (``STORE/<table>/*/*.parquet``)."""
-        return layout.table_glob(self.root, table)
+        """Glob of ``table``'s files (``STORE/<table>/*/*.parquet``). On object storage it also matches files no
+        reader may use (a publish in flight, a superseded generation): read :meth:`files` there."""
+        if self.url is not None:
+            return f"{self.url}/{table}/*/*.parquet"
+        return layout.table_glob(self._dir, table)
+
+    def files(self, table: str) -> list[str]:
+        """Paths (URLs on object storage) of ``table``'s files of the published runs (of ``only_runs`` when set),
+        one per run, sorted by run id: what DuckDB, polars or Spark should read (their rows still need the
+        ``runs`` filter on a local store, where a run's files are moved in before its ``runs`` file)."""
+        if self.url is not None:
+            return remote.Snapshot.take(self.url).table_files(table, self.only_runs)
+        ids = self.only_runs if self.only_runs is not None else layout.run_ids(self._dir, table)
+        return [str(p) for r in ids if (p := layout.part_file(self._dir, table, r)).exists()]
+
+    def storage_options(self) -> dict[str, str]:
+        """Options for polars' native reader of :meth:`files` (``pl.scan_parquet(files, storage_options=…)``):
+        the S3 endpoint and region from the environment on object storage; empty for a local store."""
+        return remote.storage_options() if self.url is not None else {}
 
     def has_run(self, run_id: str) -> bool:
         """Whether run ``run_id`` is published (its ``runs`` file exists)."""
-        return (self.partition("runs", run_id) / layout.PART).exists()
+        if self.url is not None:
+            return remote.run_generation(self.url, run_id) is not None
+        return (layout.partition(self._dir, "runs", run_id) / layout.PART).exists()
 
     def run_ids(self) -> list[str]:
         """Sorted ids of the published runs."""
-        return layout.run_ids(self.root)
+        if self.url is not None:
+            return remote.run_ids(self.url)
+        return layout.run_ids(self._dir)
 
     def resolve(self, prefix: str | None) -> str:
         """The full run id that ``prefix`` names; None names the latest ingested run. Raises
@@ -93,13 +136,20 @@ class Store:
     # ---- writing -----------------------------------------------------------------------------------------
     def check_writable(self) -> None:
         """Raise :class:`StoreError` unless the store (or, before it exists, its nearest existing parent) can be
-        written. Creates nothing."""
-        layout.check_writable(self.root)
+        written. Creates nothing (on object storage: a probe object is put and deleted)."""
+        if self.url is not None:
+            remote.check_writable(self.url)
+        else:
+            layout.check_writable(self._dir)
 
     def clean_staging(self) -> int:
         """Remove staging folders of dead (or zombie) writers, rolling back a swap one was killed in. Returns how
-        many folders were removed."""
-        return publish.clean_staging(self.root)
+        many folders were removed. On object storage: delete superseded generations and uploads no ``runs`` file
+        commits that are older than an hour (:func:`rooflake.store.remote.clean`); returns how many
+        generations."""
+        if self.url is not None:
+            return remote.clean(self.url)
+        return publish.clean_staging(self._dir)
 
     def publish(
         self, run_id: str, tables: dict[str, pa.Table | DuckTable], *, force: bool = False
@@ -107,8 +157,11 @@ class Store:
         """Write one run atomically: stage every table, fsync, rename into place, ``runs`` last (see
         :func:`rooflake.store.publish.publish`). ``tables`` must hold ``runs``; an absent or empty data table
         writes no file. If the run exists and not ``force``, nothing is written (status ``exists``). Raises
-        :class:`StoreError` when the store cannot be written; the store is then as before."""
-        return publish.publish(self.root, run_id, tables, force=force)
+        :class:`StoreError` when the store cannot be written; the store is then as before. On object storage:
+        :func:`rooflake.store.remote.publish` (files of a new generation, ``runs`` last)."""
+        if self.url is not None:
+            return remote.publish(self.url, run_id, tables, force=force)
+        return publish.publish(self._dir, run_id, tables, force=force)
 
     # ---- reading -----------------------------------------------------------------------------------------
     def connect(
@@ -125,19 +178,29 @@ class Store:
         Unless ``unsafe``, the database reads the store's files and nothing
         else, and its settings are locked (no ``COPY … TO``, ``ATTACH``, ``INSTALL``). The database is built once
         per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs
-        ~0.25 s at 1,000 runs, a cursor nothing."""
-        runs_dir = self.root / "runs"
+        ~0.25 s at 1,000 runs, a cursor nothing. On object storage the store is listed on every call (the views
+        name each run's committed files: :class:`rooflake.store.remote.Snapshot`)."""
+        where: Path | remote.Snapshot
+        if self.url is not None:
+            where = remote.Snapshot.take(self.url)
+            files: tuple[Any, ...] = where.key()
+        else:
+            where = self._dir
+            runs_dir = self._dir / "runs"
+            files = (
+                tuple(layout.has_files(self._dir, t) for t in ALL_TABLES),
+                len(os.listdir(runs_dir)) if runs_dir.is_dir() else 0,
+            )
         key = (
             tuple(self.only_runs or ()),
-            tuple(layout.has_files(self.root, t) for t in ALL_TABLES),
-            len(os.listdir(runs_dir)) if runs_dir.is_dir() else 0,
+            files,
             tuple(sorted((extra_views or {}).items())),
             setup,
             after,
             unsafe,
         )
         if self._db is None or self._db[0] != key:
-            con = database.build(self.root, self.only_runs, extra_views, setup, after=after, unsafe=unsafe)
+            con = database.build(where, self.only_runs, extra_views, setup, after=after, unsafe=unsafe)
             self._db = (key, con)
         return self._db[1].cursor()
 
@@ -161,4 +224,6 @@ class Store:
         """Every problem with the store's files, one row each (none: healthy). Columns: ``table``, ``run_id``,
         ``path``, ``problem`` (damaged | missing | unpublished | stale-staging), ``error`` — see
         :func:`rooflake.store.doctor.doctor`."""
-        return doctor.doctor(self.root)
+        if self.url is not None:
+            return remote.doctor(self.url)
+        return doctor.doctor(self._dir)

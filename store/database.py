@@ -21,14 +21,18 @@ import pyarrow as pa
 from rooflake.schema import TABLES, QueryError
 from rooflake.schema.duck import duck_type, fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, has_files, partition, table_glob
+from rooflake.store.remote import Snapshot
 
 PKG = "rooflake.store"
 READ_ONLY_STATEMENTS = ("SELECT", "EXPLAIN")
 
 
-def _sources(root: Path, only_runs: list[str] | None) -> dict[str, str | None]:
-    """Per table, the ``read_parquet`` file argument of its view (a glob, or a list of paths when ``only_runs``),
-    or None when the table has no file (or no run is published)."""
+def _sources(root: Path | Snapshot, only_runs: list[str] | None) -> dict[str, str | None]:
+    """Per table, the ``read_parquet`` file argument of its view (a glob, or a list of paths when ``only_runs``;
+    on object storage the list of committed files, :meth:`Snapshot.sources`), or None when the table has no file
+    (or no run is published)."""
+    if isinstance(root, Snapshot):
+        return root.sources(only_runs)
     if only_runs is not None:
         files = {
             t: [str(p) for r in only_runs if (p := partition(root, t, r) / PART).exists()] for t in ALL_TABLES
@@ -53,7 +57,7 @@ def _create_failing_view(con: Any, table: str, error: str) -> None:
     con.execute(sql_template(PKG, "failing_view.sql", table=table, columns=cols, message=f"'{message}'"))
 
 
-def _create_views(con: Any, root: Path, only_runs: list[str] | None) -> None:
+def _create_views(con: Any, root: Path | Snapshot, only_runs: list[str] | None) -> None:
     """Views ``runs`` and one per data table: a data view keeps only rows whose run has a ``runs`` row; a table
     without files is an empty table with the declared columns; a table whose files DuckDB cannot bind (a damaged
     footer) a view that fails when read, naming the file (:func:`_create_failing_view`)."""
@@ -74,15 +78,15 @@ def _create_views(con: Any, root: Path, only_runs: list[str] | None) -> None:
                 _create_failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
 
 
-def lock_down(con: Any, root: Path) -> None:
+def lock_down(con: Any, root: Path | Snapshot) -> None:
     """Let ``con``'s database read files under ``root`` only, and change no setting from now on (``lock_down.sql``)."""
-    params = {"dirs": [str(root.resolve()) + "/"]}
+    params = {"dirs": [root.allowed_directory() if isinstance(root, Snapshot) else str(root.resolve()) + "/"]}
     for stmt in con.extract_statements(sql_file(PKG, "lock_down.sql")):
         con.execute(stmt.query, {k: params[k] for k in stmt.named_parameters})
 
 
 def build(
-    root: Path,
+    root: Path | Snapshot,
     only_runs: list[str] | None = None,
     extra_views: dict[str, str] | None = None,
     setup: str = "",
@@ -95,11 +99,14 @@ def build(
     files of ``only_runs``). An empty store gives empty views with the declared columns. ``setup`` is run first
     (macros, persistent so that every cursor sees them); ``extra_views`` maps view names to SQL bodies created
     after the table views; ``after`` runs once they exist (table macros bind to them when created). Unless
-    ``unsafe``, the database is then locked down (:func:`lock_down`). Raises
+    ``unsafe``, the database is then locked down (:func:`lock_down`). ``root`` a :class:`Snapshot`: a store on
+    object storage, read through its fsspec filesystem registered with the database. Raises
     ``duckdb.Error`` when a statement fails."""
     import duckdb
 
     con = duckdb.connect()
+    if isinstance(root, Snapshot):
+        root.register(con)
     if setup:
         con.execute(setup)
     _create_views(con, root, only_runs)

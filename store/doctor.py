@@ -51,13 +51,14 @@ def _columns_error(table: str, schema: pa.Schema) -> str | None:
     )
 
 
-def _read_error(con: Any, table: str, path: Path) -> tuple[str, str] | None:
+def read_error(con: Any, table: str, path: Path | str, filesystem: Any = None) -> tuple[str, str] | None:
     """``(problem, error)`` when ``path`` cannot be read as a file of ``table``: ``damaged`` (its footer, then every
-    value decoded by DuckDB) or ``other-columns``; None when it reads."""
+    value decoded by DuckDB) or ``other-columns``; None when it reads. ``filesystem``: the fsspec filesystem of a
+    path on object storage (registered with ``con`` too)."""
     import duckdb
 
     try:
-        schema = pq.read_schema(path)
+        schema = pq.read_schema(path, filesystem=filesystem)
     except (OSError, pa.ArrowException) as e:
         return "damaged", " ".join(str(e).split())
     try:
@@ -122,7 +123,7 @@ def doctor(root: Path) -> pa.Table:
     for table in ALL_TABLES:
         for run_id in run_ids(root, table):
             path = partition(root, table, run_id) / PART
-            found = _read_error(con, table, path)
+            found = read_error(con, table, path)
             if found is not None:
                 rows.append(_row(table, run_id, path, *found))
             elif table == "runs":

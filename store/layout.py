@@ -22,11 +22,12 @@ PART = "part-0.parquet"
 GLOB_CHARS = "*?[]{}"
 
 
-def default_root() -> Path:
-    """``$RL_STORE`` if set, else the platform data dir (``~/.local/share/rooflake`` on Linux)."""
+def default_root() -> Path | str:
+    """``$RL_STORE`` if set (a path, or an object-store URL such as ``s3://bucket/prefix``, kept as a string),
+    else the platform data dir (``~/.local/share/rooflake`` on Linux)."""
     env = os.environ.get("RL_STORE")
     if env:
-        return Path(env)
+        return env if "://" in env and not env.startswith("file://") else Path(env)
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("rooflake", appauthor=False))

@@ -1,0 +1,432 @@
+"""A store on object storage (``s3://bucket/prefix``): the layout of DESIGN.md section 3 where nothing can be renamed.
+
+Object stores have no rename and no lock, but every PUT of one object is atomic and every read after it sees it
+(S3's strong read-after-write consistency; MinIO, Ceph and moto alike). So a file, once written, is never written
+again: each publish of a run writes its files under a name of its own, a *generation*::
+
+    STORE/<table>/run_id=<id>/part-<gen>.parquet        gen = <16 hex digits: ns since the epoch>-<8 random hex>
+
+Publish (:func:`publish`): every data table's file is uploaded first, the ``runs`` file of the same generation last;
+that one PUT is the commit. A run's committed generation is the greatest generation among its ``runs`` files, and
+a data file counts only when its generation is the committed one (:class:`Snapshot` lists the store and names
+exactly those files to DuckDB, polars or Spark). Hence:
+
+- a half-written run (a writer killed, a failed upload) is never seen: no ``runs`` file names its generation;
+  a failed publish deletes what it uploaded, so the store is as before; a killed writer's uploads are deleted by
+  the next :func:`clean` once older than :data:`STALE_AFTER_S` (no process id to probe on another machine);
+- ``--force`` writes a new generation beside the old one (greater: at least the old one's time + 1 ns, whatever
+  the writer's clock) and deletes the old files after its commit, so readers see the old run or the new one,
+  whole; a failed ``--force`` leaves the old run in place;
+- concurrent publishers of different runs never touch the same object; of the same run, the greater generation
+  wins for every reader, and the files of the lesser one are deleted as superseded.
+
+Endpoint and credentials come from the usual AWS settings (``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``, ``AWS_PROFILE``, ``AWS_REGION``), read by
+botocore through ``s3fs``. DuckDB reads the files through the same fsspec filesystem
+(``DuckDBPyConnection.register_filesystem``: no extension to download), polars and Spark natively from
+:func:`storage_options` and :meth:`Snapshot.table_files`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.schema import StoreError
+from rooflake.schema.duck import DuckTable, sql_str
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES, GLOB_CHARS
+from rooflake.store.publish import PublishResult, write_part
+
+SCHEMES = ("s3",)
+# a killed writer's uploads are deleted by clean() once older than this (an upload in flight is younger)
+STALE_AFTER_S = 3600.0
+FILE = re.compile(
+    r"^(?P<table>[a-z_]+)/run_id=(?P<run>[^/]+)/part-(?P<gen>[0-9a-f]{16}-[0-9a-f]{8})\.parquet$"
+)
+URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<path>.*)$")
+
+
+def is_url(root: object) -> bool:
+    """Whether ``root`` names a store on object storage (a string ``scheme://…`` other than ``file://``)."""
+    m = URL.match(root) if isinstance(root, str) else None
+    return m is not None and m.group("scheme") != "file"
+
+
+def normalize(url: str) -> str:
+    """``url`` as the store's root URL, ``s3://bucket/prefix`` without a trailing slash. Raises
+    :class:`StoreError` for another scheme, a missing bucket, or a glob character."""
+    m = URL.match(url)
+    if m is None or m.group("scheme") not in SCHEMES:
+        raise StoreError(f"store {url}: only local paths and s3://bucket/prefix are supported")
+    path = m.group("path").strip("/")
+    if not path:
+        raise StoreError(f"store {url}: name a bucket (s3://bucket or s3://bucket/prefix)")
+    if any(c in path for c in GLOB_CHARS):
+        raise StoreError(f"store path {url} contains a glob character (* ? [ ] {{ }}): choose another path")
+    return f"{m.group('scheme')}://{path}"
+
+
+def endpoint_url() -> str | None:
+    """The S3 endpoint from the environment (``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL``), or None (AWS)."""
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+
+
+@functools.lru_cache(maxsize=4)
+def _filesystem(scheme: str, endpoint: str | None, pid: int) -> Any:
+    try:
+        import fsspec
+        import s3fs  # noqa: F401 - the implementation fsspec loads for s3
+    except ImportError as e:
+        raise StoreError(f"an {scheme}:// store needs s3fs: pip install 'rooflake[s3]' ({e})") from None
+    kwargs: dict[str, Any] = {"use_listings_cache": False, "skip_instance_cache": True}
+    if endpoint:
+        kwargs["endpoint_url"] = endpoint
+    return fsspec.filesystem(scheme, **kwargs)
+
+
+def filesystem(url: str) -> Any:  # -> fsspec.AbstractFileSystem
+    """The fsspec filesystem of store ``url`` (``s3fs.S3FileSystem``; endpoint from :func:`endpoint_url`, listings
+    never cached: another process may have published since). One per process. Raises :class:`StoreError` when
+    ``s3fs`` is not installed."""
+    return _filesystem(url.split("://", 1)[0], endpoint_url(), os.getpid())
+
+
+def storage_options() -> dict[str, str]:
+    """Options for polars' (object_store's) native S3 reader: the endpoint (and ``aws_allow_http`` for an
+    ``http://`` one) and region from the environment; credentials it reads from the environment itself."""
+    out = {}
+    if endpoint := endpoint_url():
+        out["aws_endpoint_url"] = endpoint
+        if endpoint.startswith("http://"):
+            out["aws_allow_http"] = "true"
+    if region := os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"):
+        out["aws_region"] = region
+    return out
+
+
+def _bucket_path(url: str) -> str:
+    return url.split("://", 1)[1]
+
+
+@contextlib.contextmanager
+def store_errors(url: str) -> Iterator[None]:
+    """Turn what the object store or its client raise (``OSError`` from s3fs, botocore's errors: no credentials,
+    no connection) into :class:`StoreError` naming the store."""
+    from botocore.exceptions import BotoCoreError
+
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise StoreError(f"store {url}: {e} (does the bucket exist?)") from e
+    except (OSError, BotoCoreError) as e:
+        raise StoreError(f"store {url}: {' '.join(str(e).split()) or type(e).__name__}") from e
+
+
+# ---- listing ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Upload:
+    """One file of the store: ``table``, ``run_id``, generation ``gen``, object ``path`` (``bucket/key``),
+    ``modified`` (the server's time of its PUT)."""
+
+    table: str
+    run_id: str
+    gen: str
+    path: str
+    modified: datetime | None
+
+
+def _scan(fs: Any, base: str, under: str = "") -> list[Upload]:
+    """Every store file under ``base/under`` (one recursive listing); objects of other names are ignored."""
+    found = fs.find(f"{base}/{under}".rstrip("/"), detail=True)
+    out = []
+    for path, info in found.items():
+        m = FILE.match(path[len(base) + 1 :])
+        if m:
+            out.append(Upload(m["table"], m["run"], m["gen"], path, info.get("LastModified")))
+    return out
+
+
+def committed(files: list[Upload]) -> dict[str, str]:
+    """``{run_id: committed generation}``: per run, the greatest generation of its ``runs`` files."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.table == "runs" and f.gen > out.get(f.run_id, ""):
+            out[f.run_id] = f.gen
+    return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a store on object storage held when listed: its ``url`` and, per table, the committed files
+    (``{table: {run_id: url}}``: one file per published run, of its committed generation)."""
+
+    url: str
+    files: dict[str, dict[str, str]]
+
+    @classmethod
+    def take(cls, url: str) -> Snapshot:
+        """List the store at ``url`` (one recursive listing). Raises :class:`StoreError` when it cannot be
+        listed."""
+        fs = filesystem(url)
+        with store_errors(url):
+            found = _scan(fs, _bucket_path(url))
+        gens = committed(found)
+        files: dict[str, dict[str, str]] = {t: {} for t in ALL_TABLES}
+        for f in found:
+            if f.table in files and gens.get(f.run_id) == f.gen:
+                files[f.table][f.run_id] = f"{url.split('://', 1)[0]}://{f.path}"
+        return cls(url, files)
+
+    def run_ids(self) -> list[str]:
+        """Sorted ids of the published runs."""
+        return sorted(self.files["runs"])
+
+    def table_files(self, table: str, only_runs: list[str] | None = None) -> list[str]:
+        """URLs of ``table``'s committed files (of ``only_runs``' runs when given), sorted by run id."""
+        runs = self.files[table]
+        ids = sorted(runs) if only_runs is None else [r for r in only_runs if r in runs]
+        return [runs[r] for r in ids]
+
+    def key(self) -> tuple[tuple[str, ...], ...]:
+        """A value that changes whenever a run is published, replaced or dropped (for caching a database)."""
+        return tuple(tuple(sorted(self.files[t].values())) for t in ALL_TABLES)
+
+    def sources(self, only_runs: list[str] | None) -> dict[str, str | None]:
+        """Per table, the ``read_parquet`` file argument of its DuckDB view (a list of quoted URLs), or None when
+        it has no file (every table None when no run is published)."""
+        if not self.files["runs"]:
+            return dict.fromkeys(ALL_TABLES)
+        out = {}
+        for t in ALL_TABLES:
+            urls = self.table_files(t, only_runs)
+            out[t] = "[" + ", ".join(f"'{sql_str(u)}'" for u in urls) + "]" if urls else None
+        return out
+
+    def register(self, con: Any) -> None:
+        """Let DuckDB connection ``con`` read ``s3://`` paths through this store's fsspec filesystem."""
+        con.register_filesystem(filesystem(self.url))
+
+    def allowed_directory(self) -> str:
+        """The prefix a locked-down DuckDB database may read (``allowed_directories``): the store's URL + ``/``."""
+        return self.url + "/"
+
+
+def run_ids(url: str) -> list[str]:
+    """Sorted ids of the runs published in the store at ``url`` (one listing of ``runs/``)."""
+    fs = filesystem(url)
+    with store_errors(url):
+        return sorted(committed(_scan(fs, _bucket_path(url), "runs")))
+
+
+def run_generation(url: str, run_id: str) -> str | None:
+    """The committed generation of run ``run_id``, or None when it is not published."""
+    fs = filesystem(url)
+    with store_errors(url):
+        return committed(_scan(fs, _bucket_path(url), f"runs/run_id={run_id}")).get(run_id)
+
+
+# ---- writing ------------------------------------------------------------------------------------------------
+def new_generation(after: str | None = None) -> str:
+    """A fresh generation name, ``<16 hex digits: ns since the epoch>-<8 random hex digits>``, greater than
+    ``after`` (a run's committed generation) even when this machine's clock is behind the one that wrote it."""
+    ns = time.time_ns()
+    if after is not None:
+        ns = max(ns, int(after.split("-", 1)[0], 16) + 1)
+    return f"{ns:016x}-{secrets.token_hex(4)}"
+
+
+def part_path(url: str, table: str, run_id: str, gen: str) -> str:
+    """The object (``bucket/key``) of ``table``'s file of run ``run_id``, generation ``gen``."""
+    return f"{_bucket_path(url)}/{table}/run_id={run_id}/part-{gen}.parquet"
+
+
+def check_writable(url: str) -> None:
+    """Raise :class:`StoreError` unless the store at ``url`` can be written (a probe object is put and deleted:
+    the bucket exists, the credentials may write under the prefix)."""
+    fs = filesystem(url)
+    probe = f"{_bucket_path(url)}/.rooflake-probe.{os.getpid()}.{secrets.token_hex(4)}"
+    with store_errors(url):
+        fs.pipe_file(probe, b"")
+        fs.rm_file(probe)
+
+
+def _upload(
+    fs: Any, url: str, run_id: str, gen: str, tables: dict[str, pa.Table | DuckTable], done: list[str]
+) -> None:
+    """Write every non-empty data table of the run, then (last: the commit) its ``runs`` table, each to a local
+    temporary file (:func:`rooflake.store.publish.write_part`) uploaded as generation ``gen``; each object is
+    appended to ``done`` before its PUT (so that the caller can delete what a failure left). Raises what writing
+    or uploading raises (``OSError``, botocore's errors, ``duckdb.Error`` from a reader's query)."""
+    with tempfile.TemporaryDirectory(prefix="rooflake-upload-") as tmp:
+        for name in (*DATA_TABLES, "runs"):
+            table = tables.get(name)
+            if table is None or (name != "runs" and table.num_rows == 0):
+                continue
+            local = Path(tmp) / f"{name}.parquet"
+            write_part(table, local)
+            dest = part_path(url, name, run_id, gen)
+            done.append(dest)  # before the PUT: a PUT that fails after the server stored it is deleted too
+            fs.put_file(str(local), dest)
+            local.unlink()
+
+
+def _delete(fs: Any, paths: list[str]) -> None:
+    """Delete ``paths`` (a batch request per 1,000); what is already gone is no error."""
+    if paths:
+        with contextlib.suppress(FileNotFoundError):
+            fs.rm(paths)
+
+
+def drop_superseded(url: str, run_id: str, gen: str) -> int:
+    """Delete run ``run_id``'s files of generations older than ``gen`` (its committed one), every table; files of
+    newer generations (a writer in flight) stay. Returns how many were deleted."""
+    fs = filesystem(url)
+    base = _bucket_path(url)
+    old = [f.path for t in ALL_TABLES for f in _scan(fs, base, f"{t}/run_id={run_id}") if f.gen < gen]
+    # data files first, runs last: a reader never sees an older runs file without its data
+    old.sort(key=lambda p: "/runs/run_id=" in p)
+    _delete(fs, old)
+    return len(old)
+
+
+def publish(
+    url: str, run_id: str, tables: dict[str, pa.Table | DuckTable], *, force: bool = False
+) -> PublishResult:
+    """Write one run to the store at ``url`` (see the module docstring): data tables, then the ``runs`` file that
+    commits them, all of a new generation; then the run's older generations are deleted. ``tables`` must hold
+    ``runs``; an absent or empty data table writes no file. If the run is published and not ``force``, nothing is
+    written (status ``exists``, also when another writer commits it first). Status ``ingested`` or ``replaced``
+    otherwise. Raises :class:`StoreError` when the store cannot be written; what this call uploaded is then
+    deleted, and the store is as before."""
+    if tables.get("runs") is None:
+        raise StoreError(f"run {run_id}: no runs row to publish")
+    fs = filesystem(url)
+    with store_errors(url):
+        before = run_generation(url, run_id)
+        if before is not None and not force:
+            return PublishResult(run_id, "exists")
+        gen = new_generation(before)
+        data = {k: v for k, v in tables.items() if k != "runs"}
+        uploaded: list[str] = []  # objects this call wrote (or tried to)
+        committed_ = False
+        try:
+            _upload(fs, url, run_id, gen, data, uploaded)
+            if not force and run_generation(url, run_id) is not None:  # another writer committed it meanwhile
+                return PublishResult(run_id, "exists")
+            _upload(fs, url, run_id, gen, {"runs": tables["runs"]}, uploaded)
+            committed_ = True
+        finally:
+            if not committed_:
+                with contextlib.suppress(
+                    Exception
+                ):  # best effort: leftovers are invisible, clean() removes them
+                    _delete(fs, uploaded)
+        drop_superseded(url, run_id, gen)
+    return PublishResult(run_id, "replaced" if before is not None else "ingested")
+
+
+def stale(files: list[Upload], now: datetime, stale_after_s: float = STALE_AFTER_S) -> list[Upload]:
+    """The files :func:`clean` deletes: those of a generation older than its run's committed one (superseded),
+    and those of an uncommitted generation (no ``runs`` file names it: a writer killed or failed) uploaded more
+    than ``stale_after_s`` seconds before ``now`` (server times: S3 refuses requests from clocks more than 15
+    minutes off, so an hour leaves a writer in flight alone)."""
+    gens = committed(files)
+
+    def dead(f: Upload) -> bool:
+        current = gens.get(f.run_id)
+        if current is not None and f.gen < current:
+            return True
+        age = (now - f.modified).total_seconds() if f.modified is not None else 0.0
+        return current != f.gen and age > stale_after_s
+
+    out = [f for f in files if dead(f)]
+    return out
+
+
+def clean(url: str, stale_after_s: float = STALE_AFTER_S) -> int:
+    """Delete the superseded and stale uploads of the store at ``url`` (:func:`stale`). Returns how many
+    generations (a run's files of one publish) were removed."""
+    fs = filesystem(url)
+    with store_errors(url):
+        try:
+            files = _scan(fs, _bucket_path(url))
+        except FileNotFoundError:
+            return 0
+        drop = stale(files, datetime.now(timezone.utc), stale_after_s)
+        drop.sort(key=lambda f: f.table == "runs")
+        _delete(fs, [f.path for f in drop])
+    return len({(f.run_id, f.gen) for f in drop})
+
+
+# ---- checking -----------------------------------------------------------------------------------------------
+def _counts(fs: Any, url: str, runs_file: str) -> list[dict[str, Any]]:
+    """The ``runs`` row(s) of a readable runs file: run id and row counts."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(runs_file, columns=["run_id", "n_kernels", "n_metrics"], filesystem=fs).to_pylist()
+
+
+def _problem(f: Upload, url: str, problem: str, error: str) -> dict[str, str]:
+    path = f"{url.split('://', 1)[0]}://{f.path}"
+    return {"table": f.table, "run_id": f.run_id, "path": path, "problem": problem, "error": error}
+
+
+def _leftover(f: Upload, gens: dict[str, str], dead: set[str]) -> dict[str, str]:
+    """The doctor's row for a file of a generation no reader uses."""
+    if f.path not in dead:
+        why = "no runs file commits its generation: a publish in flight, or a writer killed within the hour"
+        return {"problem": "unpublished", "error": why}
+    if f.gen < gens.get(f.run_id, ""):
+        why = "superseded by a newer publish of the run; the next ingest deletes it"
+    else:
+        why = "uploaded by a writer that never committed (killed or failed); the next ingest deletes it"
+    return {"problem": "stale-staging", "error": why}
+
+
+def doctor(url: str) -> pa.Table:
+    """Check every file of the store at ``url``, like :func:`rooflake.store.doctor.doctor` (same columns:
+    ``table``, ``run_id``, ``path``, ``problem``, ``error``): each committed file read whole (``damaged``,
+    ``other-columns``), published runs whose counts name a kernels or metrics file that is not there
+    (``missing``), files of an uncommitted generation (``unpublished``: younger than :data:`STALE_AFTER_S`) and
+    files :func:`clean` deletes (``stale-staging``: superseded or stale uploads). Raises :class:`StoreError` when
+    the store cannot be listed."""
+    import duckdb
+
+    from rooflake.store.doctor import PROBLEMS, read_error
+
+    fs = filesystem(url)
+    with store_errors(url):
+        files = _scan(fs, _bucket_path(url))
+        gens = committed(files)
+        dead = {f.path for f in stale(files, datetime.now(timezone.utc))}
+        con = duckdb.connect()
+        con.register_filesystem(fs)
+        have = {(f.table, f.run_id) for f in files if gens.get(f.run_id) == f.gen}
+        rows: list[dict[str, str]] = []
+        for f in sorted(files, key=lambda f: (f.table, f.run_id, f.gen)):
+            if gens.get(f.run_id) != f.gen:
+                rows.append({**_problem(f, url, "", ""), **_leftover(f, gens, dead)})
+                continue
+            found = read_error(con, f.table, f"{url.split('://', 1)[0]}://{f.path}", fs)
+            if found is not None:
+                rows.append(_problem(f, url, *found))
+                continue
+            for r in _counts(fs, url, f.path) if f.table == "runs" else []:
+                for t, n in (("kernels", r["n_kernels"]), ("metrics", r["n_metrics"])):
+                    if n and (t, f.run_id) not in have:
+                        miss = Upload(t, f.run_id, f.gen, part_path(url, t, f.run_id, f.gen), None)
+                        why = f"the runs row counts {n} {t} rows; the file does not exist"
+                        rows.append(_problem(miss, url, "missing", why))
+    return pa.Table.from_pylist(rows, schema=PROBLEMS)

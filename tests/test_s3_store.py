@@ -1,0 +1,351 @@
+"""A store on object storage (issue 15): ``--store s3://bucket/prefix`` against a real S3-compatible server on
+loopback (moto in server mode, started and stopped here), the same answers as a local store for the same reports,
+and the store's promises where nothing can be renamed: ``--force``, concurrent ingests, a failed or killed writer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+from rooflake.pipeline import ingest_file
+from rooflake.schema import StoreError
+from rooflake.store import Store
+
+from _support import FIXTURES, fixture
+
+pytest.importorskip("s3fs", reason="s3:// stores need s3fs (pip install 'rooflake[s3]')")
+moto_server = pytest.importorskip(
+    "moto.server", reason="the S3 tests need moto in server mode (pip install 'moto[server]')"
+)
+
+A10G = fixture("AveryClapp__ESMM-Research__profile_output")  # 4 kernels, 1252 metrics, ceilings
+NVTX = fixture("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__manual_nvtx")  # 3 kernels
+NSYS = FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite"  # 2 kernels, 1 memcpy
+ERT = FIXTURES / "ert" / "HPCL__roofline_python__examples__input_files__roofline_cascadelake_DP.json"
+REPORTS = [A10G, NVTX, NSYS, ERT]
+CLI = "from rooflake.cli import main; main()"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 (a free port) for this module, and the AWS settings that point boto3, s3fs
+    and polars at it (subprocesses inherit them)."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = _free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+    }
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        for k in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_SESSION_TOKEN", "RL_STORE"):
+            mp.delenv(k, raising=False)
+        try:
+            yield endpoint
+        finally:
+            server.stop()
+
+
+@pytest.fixture()
+def s3_store(s3_endpoint: str) -> str:
+    """``s3://<a new bucket>/store``."""
+    import fsspec
+
+    bucket = f"rl-{uuid.uuid4().hex[:12]}"
+    fsspec.filesystem("s3", skip_instance_cache=True).mkdir(bucket)
+    return f"s3://{bucket}/store"
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def _objects(url: str) -> dict[str, str]:
+    """Every object under the store's prefix: key -> ETag (the store's exact state)."""
+    import fsspec
+
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, use_listings_cache=False)
+    return {k: v["ETag"] for k, v in fs.find(url, detail=True).items()}
+
+
+def _sql_csv(store: str | Path, sql: str) -> str:
+    r = invoke("sql", "--store", str(store), "--format", "csv", sql)
+    assert r.exit_code == 0, r.output
+    return str(r.stdout)
+
+
+# ---- the same answers as a local store ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def both(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The same four reports (two .ncu-rep, an nsys export, an ERT file) ingested by `rl ingest` into a new
+    bucket and into a local directory."""
+    import fsspec
+
+    bucket = f"rl-{uuid.uuid4().hex[:12]}"
+    fsspec.filesystem("s3", skip_instance_cache=True).mkdir(bucket)
+    url, local = f"s3://{bucket}/store", tmp_path_factory.mktemp("local") / "store"
+    for store in (url, str(local)):
+        r = invoke("ingest", *map(str, REPORTS), "--store", store, "--json", "--workers", "2")
+        assert r.exit_code == 0, r.output
+        assert sorted(json.loads(line)["status"] for line in r.stdout.splitlines()) == ["ingested"] * 4
+    return url, local
+
+
+def test_rl_runs_lists_the_same_runs(both: tuple[str, Path]) -> None:
+    url, local = both
+    runs = [json.loads(invoke("runs", "--store", str(s), "--format", "json").stdout) for s in both]
+    s3, here = ([{k: v for k, v in r.items() if k != "ingested_at"} for r in rs] for rs in runs)
+    assert sorted(s3, key=lambda r: r["run_id"]) == sorted(here, key=lambda r: r["run_id"])
+    assert len(s3) == 4
+    assert Store(url).run_ids() == Store(local).run_ids()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM kernel_roofline ORDER BY ALL",
+        "SELECT * EXCLUDE (ingested_at) FROM runs ORDER BY run_id",
+        "SELECT run_id, count(*) AS n, sum(value_double) AS s FROM metrics GROUP BY run_id ORDER BY run_id",
+        "SELECT * FROM ceilings ORDER BY ALL",
+        "SELECT * FROM memops ORDER BY ALL",
+    ],
+)
+def test_rl_sql_gives_the_same_rows_as_a_local_store(both: tuple[str, Path], sql: str) -> None:
+    url, local = both
+    s3_rows = _sql_csv(url, sql)
+    assert s3_rows == _sql_csv(local, sql)
+    assert s3_rows.count("\n") > 1  # rows, not just a header
+
+
+def test_kernel_roofline_values_of_the_a10g_run(both: tuple[str, Path]) -> None:
+    """Real values through the s3 path: the A10G report's 4 kernels, their DRAM bytes as the local store has
+    them (ncu's dram__bytes.sum), in kernel order."""
+    url, local = both
+    sql = (
+        "SELECT k.kernel_id, k.duration_ns, k.bytes_dram FROM kernels k JOIN runs r USING (run_id) "
+        "WHERE r.gpu_name = 'NVIDIA A10G' ORDER BY k.kernel_id"
+    )
+    s3 = Store(url).query(sql).to_pylist()
+    assert len(s3) == 4 and all(r["duration_ns"] > 0 for r in s3)
+    assert s3 == Store(local).query(sql).to_pylist()
+
+
+def test_rl_roofline_writes_the_chart_locally(both: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = both
+    run = Store(url).query("SELECT run_id FROM runs WHERE gpu_name = 'NVIDIA A10G'").column(0)[0].as_py()
+    out = tmp_path / "roofline.html"
+    r = invoke("roofline", run, "--store", url, "--level", "all", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(f"wrote {out} (run {run}")
+    assert "warptiling" in out.read_text()
+
+
+def test_rl_store_env_names_the_bucket(both: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    url, local = both
+    monkeypatch.setenv("RL_STORE", url)
+    r = invoke("sql", "--format", "csv", "SELECT count(*) AS n FROM kernels")
+    assert r.exit_code == 0, r.output
+    assert r.stdout == _sql_csv(local, "SELECT count(*) AS n FROM kernels")
+
+
+def test_polars_reads_the_committed_files_natively(both: tuple[str, Path]) -> None:
+    import polars as pl
+
+    url, local = both
+    s = Store(url)
+    files = s.files("kernels")
+    assert len(files) == 3 and all(f.startswith(url + "/kernels/run_id=") for f in files)  # ERT: no kernels
+    frame = pl.read_parquet(files, storage_options=s.storage_options())
+    assert frame.height == Store(local).query("SELECT count(*) AS n FROM kernels").column(0)[0].as_py()
+    assert set(frame.get_column("run_id")) < set(s.run_ids())
+
+
+def test_doctor_finds_a_healthy_store(both: tuple[str, Path]) -> None:
+    url, _ = both
+    r = invoke("doctor", "--store", url)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f"store {url}: 4 runs, every file reads whole"
+
+
+# ---- publish without rename ----------------------------------------------------------------------------------
+def test_force_reingest_replaces_the_run_with_one_generation(s3_store: str) -> None:
+    first = ingest_file(A10G, s3_store)
+    assert first.status == "ingested"
+    before = _objects(s3_store)
+    assert ingest_file(A10G, s3_store).status == "exists"
+    assert _objects(s3_store) == before  # a no-op writes nothing
+    r = invoke("ingest", str(A10G), "--store", s3_store, "--force", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["status"] == "replaced"
+    after = _objects(s3_store)
+    assert len(after) == len(before) == 4  # runs, kernels, metrics, ceilings: the old generation deleted
+    assert not set(after) & set(before)  # every file of a new name: nothing was overwritten in place
+    counts = Store(s3_store).query(
+        "SELECT (SELECT count(*) FROM kernels) k, (SELECT count(*) FROM metrics) m"
+    )
+    assert counts.to_pylist() == [{"k": 4, "m": 1252}]
+
+
+def test_two_concurrent_ingests_of_different_files_both_succeed(s3_store: str) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLI, "ingest", str(p), "--store", s3_store, "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for p in (A10G, NVTX)
+    ]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert [json.loads(out)["status"] for out, _ in results] == ["ingested", "ingested"]
+    assert len(Store(s3_store).run_ids()) == 2
+    assert Store(s3_store).query("SELECT count(*) AS n FROM kernels").to_pylist() == [{"n": 7}]
+    assert Store(s3_store).doctor().num_rows == 0
+
+
+def test_concurrent_force_reingests_of_one_file_leave_one_generation(s3_store: str) -> None:
+    """Three writers republish one run at once: each succeeds, every reader sees one whole run, and when they are
+    done one generation is left (the greatest; the others deleted as superseded, by their writers or the clean-up)."""
+    run_id = ingest_file(A10G, s3_store).run_id
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLI, "ingest", str(A10G), "--store", s3_store, "--force", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    while any(p.poll() is None for p in procs):
+        assert Store(s3_store).run_ids() == [run_id]
+        time.sleep(0.05)
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [json.loads(out)["status"] for out, _ in results] == ["replaced"] * 3, results
+    Store(s3_store).clean_staging()
+    assert len(_objects(s3_store)) == 4
+    counts = Store(s3_store).query(
+        "SELECT (SELECT count(*) FROM kernels) k, (SELECT count(*) FROM metrics) m"
+    )
+    assert counts.to_pylist() == [{"k": 4, "m": 1252}]
+
+
+def _tables(store: Store, run_id: str) -> dict[str, Any]:
+    return {
+        t: store.query(f"SELECT * FROM {t} WHERE run_id = $r", {"r": run_id}) for t in ("runs", "kernels")
+    }
+
+
+def test_a_failed_publish_leaves_the_store_as_it_was(s3_store: str) -> None:
+    """The metrics table's query fails (DuckDB raises while writing it) after kernels were uploaded: the error
+    comes out, the uploads are deleted, and neither the new run nor anything of it is left."""
+    import duckdb
+
+    from rooflake.schema import METRICS
+    from rooflake.schema.duck import DuckTable
+
+    run_id = ingest_file(A10G, s3_store).run_id
+    store = Store(s3_store)
+    before = _objects(s3_store)
+    tables = _tables(store, run_id)
+    con = duckdb.connect()
+    bad = DuckTable(con, "SELECT error('the reader failed') AS x", METRICS, 1)
+    runs = tables["runs"]
+    new = runs.set_column(runs.schema.get_field_index("run_id"), "run_id", [["feedfacefeedface"]])
+    with pytest.raises(duckdb.Error, match="the reader failed"):
+        store.publish("feedfacefeedface", {"runs": new, "kernels": tables["kernels"], "metrics": bad})
+    assert _objects(s3_store) == before
+    with pytest.raises(
+        duckdb.Error, match="the reader failed"
+    ):  # a --force of a published run fails the same way
+        store.publish(
+            run_id, {"runs": tables["runs"], "kernels": tables["kernels"], "metrics": bad}, force=True
+        )
+    assert _objects(s3_store) == before
+    assert store.run_ids() == [run_id]
+
+
+WRITER = """
+import sys
+from rooflake.store import Store
+store = Store(sys.argv[1])
+tables = {t: store.query(f"SELECT * FROM {t} WHERE run_id = $r", {"r": sys.argv[2]}) for t in
+          ("runs", "kernels", "metrics", "ceilings")}
+print("ready", flush=True)
+while True:
+    store.publish(sys.argv[2], tables, force=True)
+"""
+
+
+def test_a_writer_killed_at_any_instant_never_shows_a_half_run(s3_store: str) -> None:
+    """A writer republishing the run in a loop is SIGKILLed at 6 random instants: meanwhile and after each kill the
+    run is visible with every table's row count; its leftovers are invisible, `rl doctor` names them, and the
+    clean-up (once they are stale) leaves exactly one generation."""
+    from rooflake.store import remote
+
+    run_id = ingest_file(A10G, s3_store).run_id
+    rng = random.Random(15)
+    for _ in range(6):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, s3_store, run_id], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + rng.uniform(0.0, 1.5)
+        while time.monotonic() < deadline:
+            assert Store(s3_store).run_ids() == [run_id]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        counts = Store(s3_store).query(
+            "SELECT (SELECT count(*) FROM runs) r, (SELECT count(*) FROM kernels) k, "
+            "(SELECT count(*) FROM metrics) m, (SELECT count(*) FROM ceilings) c"
+        )
+        assert counts.to_pylist() == [{"r": 1, "k": 4, "m": 1252, "c": 24}]
+        problems = set(Store(s3_store).doctor().column("problem").to_pylist())
+        assert problems <= {"unpublished", "stale-staging"}
+        remote.clean(s3_store, stale_after_s=0)
+        assert len(_objects(s3_store)) == 4
+        assert Store(s3_store).doctor().num_rows == 0
+
+
+# ---- errors --------------------------------------------------------------------------------------------------
+def test_a_missing_bucket_is_one_error_line(s3_endpoint: str) -> None:
+    r = invoke("ingest", str(A10G), "--store", f"s3://rl-missing-{uuid.uuid4().hex[:8]}/store")
+    assert r.exit_code == 1
+    assert r.stderr.startswith("Error: store s3://rl-missing-") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_another_scheme_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="only local paths and s3://"):
+        Store("gs://bucket/store")
+    with pytest.raises(StoreError, match="name a bucket"):
+        Store("s3://")
+    assert not Store(os.fspath(tmp_path)).is_remote
