@@ -182,7 +182,8 @@ def select(
     texts = [o for _, typ, o in cols if typ == "VARCHAR"] + [
         f"{o}_text" for _, typ, o in cols if typ == "NAME"
     ]
-    arrow, bad = None, set()
+    arrow: pa.Table | None = None
+    bad: set[str] = set()
     if present is not None and sql:
         query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
         arrow, bad = valid_utf8(db.arrow(query, table))
@@ -220,7 +221,7 @@ def valid_utf8(t: pa.Table) -> tuple[pa.Table, set[str]]:
     and after each column ``c`` that held any, a column ``c_hex``: the raw bytes in hex on those rows, NULL on the
     others; and the names of those columns. SQLite stores TEXT unchecked and ADBC passes it on, but a Parquet file
     with invalid UTF-8 makes every query of its table fail. Valid columns are checked by Arrow (no Python loop)."""
-    bad = set()
+    bad: set[str] = set()
     for i, field in enumerate(t.schema):
         if not pa.types.is_string(field.type):
             continue
@@ -229,7 +230,8 @@ def valid_utf8(t: pa.Table) -> tuple[pa.Table, set[str]]:
             continue
         except pa.ArrowInvalid:
             pass
-        text, hexes = [], []
+        text: list[str | None] = []
+        hexes: list[str | None] = []
         for b in t.column(i).cast(pa.binary()).to_pylist():
             try:
                 text.append(None if b is None else b.decode("utf-8"))

@@ -54,7 +54,7 @@ class _Sources:
         self, con: Any, sources: dict[str, Source], late: dict[str, Future[dict[str, Source]]]
     ) -> None:
         self.con, self.sources, self.late = con, sources, late
-        self.present = {}  # source -> whether the export has its table
+        self.present: dict[str, bool] = {}  # source -> whether the export has its table
         for name, (select, arrow) in sources.items():
             self._load(name, select, arrow)
 
@@ -204,7 +204,7 @@ def flag_summary(counts: list[tuple[str, str, int]]) -> dict[str, Any]:
     warnings = []
     for table, (one, many) in _NOUNS.items():
         for flag, what in FLAGS.items():
-            n = out.get(table, {}).get(flag)
+            n = out.get(table, {}).get(flag, 0)
             if n:
                 nested = table == "ranges" and flag in ("null_start", "reversed_time")
                 what += ", left out of the nesting (push/pop ranges: no depth, no parent)" if nested else ""
