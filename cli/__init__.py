@@ -22,6 +22,7 @@ from rooflake.cli import roofline_cmds as roofline_cmds
 from rooflake.cli import layer_cmds as layer_cmds
 from rooflake.cli import trajectory_cmds as trajectory_cmds
 from rooflake.cli import compare_cmds as compare_cmds
+from rooflake.cli import whatif_cmds as whatif_cmds
 from rooflake.cli import report_cmds as report_cmds
 from rooflake.cli import doctor_cmds as doctor_cmds
 

@@ -1,0 +1,49 @@
+"""``rl whatif``: what scaling a ceiling would buy a run (time-based roofline + DeLTA's what-if)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal
+
+
+@app.command(no_args_is_help=True)
+@guard
+def whatif(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    scale: Annotated[
+        list[str],
+        typer.Option(
+            "--scale", "-s", help="KEY=FACTOR: fp64|fp32|fp16|tensor|compute|l1|l2|dram|launch (repeatable)."
+        ),
+    ],
+    by: Annotated[str, typer.Option("--by", help="Rows: layer (and the run) or kernel.")] = "layer",
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="NVTX depth of a layer.")] = 1,
+    launch_overhead: Annotated[
+        float | None,
+        typer.Option("--launch-overhead", help="t_o in ns (default: from an nsys run, else 1000)."),
+    ] = None,
+    fmt: FmtOpt = Fmt.table,
+    out: OutOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Scale ceilings (--scale dram=2 --scale tensor=1.5), recompute every kernel's T_min and predict its time at
+    its measured inefficiency s = T/T_min; per layer and run, the predicted total and the layers that limit it.
+    Predicted times are modelled."""
+    from rooflake.store import Store
+    from rooflake.views.whatif import parse_scales
+    from rooflake.views.whatif import whatif as run_whatif
+
+    if by not in ("layer", "kernel"):
+        raise typer.BadParameter("layer or kernel", param_hint="--by")
+    w = run_whatif(Store(store), run_id, parse_scales(scale), depth=depth, launch_overhead_ns=launch_overhead)
+    t = w.total
+    changed = ", ".join(f"{k}×{v:g}" for k, v in w.scales.items() if v != 1) or "nothing scaled"
+    if on_terminal(fmt, out):
+        typer.echo(
+            f"run {w.run_id}: {changed}: {t['duration_ns'] / 1e6:.3f} ms measured → {t['predicted_ns'] / 1e6:.3f} ms "
+            f"predicted (×{t['speedup']:.2f}; modelled, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source})"
+        )
+    emit(w.layers if by == "layer" else w.kernels, fmt, out)

@@ -1,0 +1,129 @@
+-- whatif: what scaling the machine's ceilings would buy one run (DeLTA's use of a traffic model, Lym et al., ISPASS
+-- 2019, on the time-based roofline of Wang et al., arXiv 2009.04598). Per kernel the terms of T_min = max(F_p / P_p
+-- over its pipes, Q_l / W_l over the levels, t_o) are recomputed with each pipe's peak, each level's bandwidth and
+-- the launch overhead multiplied by its scale; the kernel keeps its measured inefficiency s = T / T_min, so its
+-- predicted time is s * T_min'. A kernel without a known T_min (no counters or no roofs) keeps its measured time
+-- (modelled = false). Layers (NVTX depth $depth) and the run sum their kernels; share_of_predicted says which layers
+-- hold the predicted total: the ones that stop improving are where the next bottleneck is (Amdahl over layers).
+-- Parameters: $run_id, $launch_overhead_ns, $scale_fp64 = 1, $scale_fp32 = 1, $scale_fp16 = 1, $scale_tensor = 1,
+-- $scale_l1 = 1, $scale_l2 = 1, $scale_dram = 1, $scale_launch = 1, $depth = 1.
+-- Columns:
+--   run_id                run
+--   grain                 kernel | layer | run: what one row is
+--   kernel_id             kernel (NULL for layers and the run)
+--   layer                 the kernel's NVTX layer at $depth (nvtx_layer); the run row: NULL
+--   name                  kernels: short name; layers: the layer; run: '(run)'
+--   n_kernels             launches summed (1 for a kernel)
+--   duration_ns           ns, measured T (sums for layers and the run)
+--   t_min_ns              ns, T_min with the measured ceilings (sums over modelled kernels)
+--   inefficiency          s = T / T_min (layers and run: over their modelled kernels)
+--   bound                 the largest term with the measured ceilings (kernels only)
+--   t_min_scaled_ns       ns, T_min' with the scaled ceilings (sums over modelled kernels)
+--   bound_scaled          the largest term with the scaled ceilings (kernels only): FP64 | FP32 | FP16 | TENSOR |
+--                         L1 | L2 | DRAM | launch_overhead
+--   predicted_ns          ns, s * T_min' for modelled kernels, T for the others (sums for layers and the run)
+--   speedup               duration_ns / predicted_ns
+--   share_of_predicted    predicted_ns / the run's predicted_ns
+--   modelled              kernels: T_min known (the prediction is a model); layers/run: every kernel modelled
+WITH t AS (
+    SELECT * FROM time_roofline($run_id, $launch_overhead_ns, 'parameter') WHERE grain = 'kernel'
+),
+pipes AS (
+    SELECT
+        kernel_id,
+        precision,
+        CASE WHEN flops >= 0 AND NOT isnan(flops) AND peak_flops_per_s > 0 AND NOT isnan(peak_flops_per_s)
+            THEN flops / (peak_flops_per_s * CASE precision
+                WHEN 'fp64' THEN $scale_fp64 WHEN 'fp32' THEN $scale_fp32
+                WHEN 'fp16' THEN $scale_fp16 ELSE $scale_tensor END) * 1e9
+        END AS compute_ns
+    FROM kernel_roofline
+    WHERE run_id = $run_id
+),
+pipe AS (
+    SELECT kernel_id, arg_max(upper(precision), compute_ns) AS pipe, max(compute_ns) AS compute_ns
+    FROM pipes GROUP BY kernel_id
+),
+terms AS (
+    SELECT
+        t.*,
+        p.pipe,
+        p.compute_ns AS compute_scaled_ns,
+        t.l1_time_ns / $scale_l1 AS l1_scaled_ns,
+        t.l2_time_ns / $scale_l2 AS l2_scaled_ns,
+        t.dram_time_ns / $scale_dram AS dram_scaled_ns,
+        $launch_overhead_ns / $scale_launch AS launch_scaled_ns
+    FROM t LEFT JOIN pipe AS p USING (kernel_id)
+),
+k AS (
+    SELECT
+        x.run_id,
+        x.kernel_id,
+        nvtx_layer(kn.nvtx_domain, kn.nvtx_stack, $depth) AS layer,
+        x.short_name AS name,
+        x.duration_ns,
+        x.t_min_ns,
+        x.inefficiency,
+        x.bound,
+        CASE WHEN x.t_min_ns IS NOT NULL THEN greatest(
+            x.compute_scaled_ns, x.l1_scaled_ns, x.l2_scaled_ns, x.dram_scaled_ns, x.launch_scaled_ns
+        ) END AS t_min_scaled_ns,
+        x.t_min_ns IS NOT NULL AND x.inefficiency IS NOT NULL AS modelled,
+        x.pipe,
+        x.compute_scaled_ns,
+        x.l1_scaled_ns,
+        x.l2_scaled_ns,
+        x.dram_scaled_ns,
+        x.launch_scaled_ns
+    FROM terms AS x JOIN kernels AS kn ON kn.run_id = x.run_id AND kn.kernel_id = x.kernel_id
+),
+kp AS (
+    SELECT
+        *,
+        CASE WHEN t_min_scaled_ns IS NULL THEN NULL
+            WHEN compute_scaled_ns = t_min_scaled_ns THEN pipe
+            WHEN dram_scaled_ns = t_min_scaled_ns THEN 'DRAM'
+            WHEN l2_scaled_ns = t_min_scaled_ns THEN 'L2'
+            WHEN l1_scaled_ns = t_min_scaled_ns THEN 'L1'
+            ELSE 'launch_overhead'
+        END AS bound_scaled,
+        CASE WHEN modelled THEN inefficiency * t_min_scaled_ns ELSE duration_ns END AS predicted_ns
+    FROM k
+),
+rows AS (
+    SELECT
+        run_id, 'kernel' AS grain, kernel_id, layer, name, 1 AS n_kernels, duration_ns, t_min_ns, inefficiency,
+        bound, t_min_scaled_ns, bound_scaled, predicted_ns, modelled
+    FROM kp
+    UNION ALL
+    SELECT
+        run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
+        sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled)
+    FROM kp GROUP BY run_id, layer
+    UNION ALL
+    SELECT
+        run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
+        sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled)
+    FROM kp GROUP BY run_id
+)
+SELECT
+    run_id,
+    grain,
+    kernel_id,
+    layer,
+    name,
+    n_kernels,
+    duration_ns,
+    t_min_ns,
+    inefficiency,
+    bound,
+    t_min_scaled_ns,
+    bound_scaled,
+    predicted_ns,
+    duration_ns / predicted_ns AS speedup,
+    predicted_ns / sum(predicted_ns) FILTER (WHERE grain = 'run') OVER () AS share_of_predicted,
+    modelled
+FROM rows
+ORDER BY CASE grain WHEN 'run' THEN 0 WHEN 'layer' THEN 1 ELSE 2 END, predicted_ns DESC, kernel_id

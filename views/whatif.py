@@ -1,0 +1,90 @@
+"""What-if (DeLTA's use of a performance model, Lym et al., ISPASS 2019): scale the machine's ceilings, recompute
+each kernel's T_min of the time-based roofline, keep its measured inefficiency s = T / T_min, and sum per layer and
+run. The layers that stop improving show where the next bottleneck is."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from rooflake.queries import connect, fetch
+from rooflake.schema import UsageError
+from rooflake.views.time_roofline import LaunchOverhead, launch_overhead
+
+#: what ``--scale KEY=FACTOR`` may scale: each pipe's peak, each level's bandwidth, and the launch overhead
+#: (``launch=2``: t_o halves). ``compute`` scales every pipe at once.
+SCALES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram", "launch")
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The what-if of one run under scaled ceilings.
+
+    - ``run_id``; ``scales``: every key of :data:`SCALES` with its factor (1 = unchanged); ``depth``: NVTX depth
+      of a layer; ``launch_overhead``: the t_o used (:class:`LaunchOverhead`).
+    - ``rows``: the ``whatif`` query's rows (queries/whatif.sql: grain kernel | layer | run, duration_ns, t_min_ns,
+      inefficiency, bound, t_min_scaled_ns, bound_scaled, predicted_ns (ns), speedup, share_of_predicted, modelled).
+    - ``total``: the run row as a dict; ``layers``/``kernels``: their rows (Arrow), largest predicted time first.
+    Predicted times are modelled; ``modelled`` is false for kernels without a known T_min (they keep their time).
+    """
+
+    run_id: str
+    scales: dict[str, float]
+    depth: int
+    launch_overhead: LaunchOverhead
+    rows: Any
+    total: dict[str, Any]
+    layers: Any
+    kernels: Any
+
+
+def parse_scales(items: list[str]) -> dict[str, float]:
+    """``["dram=2", "tensor=1.5"]`` -> every key of :data:`SCALES` with its factor (``compute=F`` sets every pipe).
+    Raises :class:`UsageError` for an unknown key, a factor that is not a finite number > 0, or a key given twice."""
+    out = dict.fromkeys(SCALES, 1.0)
+    seen: set[str] = set()
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        keys = ["fp64", "fp32", "fp16", "tensor"] if key == "compute" else [key]
+        if not sep or any(k not in SCALES for k in keys):
+            raise UsageError(
+                f"--scale {item!r}: expected KEY=FACTOR with KEY one of {', '.join(SCALES)}, compute"
+            )
+        try:
+            factor = float(value)
+        except ValueError:
+            factor = math.nan
+        if not (math.isfinite(factor) and factor > 0):
+            raise UsageError(f"--scale {item!r}: the factor must be a number > 0")
+        if seen & set(keys):
+            raise UsageError(f"--scale {item!r}: {key} is scaled twice")
+        seen |= set(keys)
+        out |= dict.fromkeys(keys, factor)
+    return out
+
+
+def whatif(
+    store: Any,
+    run_id: str | None,
+    scales: dict[str, float],
+    *,
+    depth: int = 1,
+    launch_overhead_ns: float | None = None,
+) -> WhatIf:
+    """Predicted times of ``run_id`` (a unique prefix; None = the latest run) under ``scales`` (from
+    :func:`parse_scales`), per kernel, per NVTX layer at ``depth`` and for the run. t_o as
+    :func:`rooflake.views.time_roofline.launch_overhead` chooses it. Raises :class:`RunNotFoundError`,
+    :class:`UsageError` (bad t_o or depth), :class:`QueryError`."""
+    if depth < 1:
+        raise UsageError(f"depth must be ≥ 1, got {depth}")
+    run_id = store.resolve(run_id)
+    overhead = launch_overhead(store, run_id, launch_overhead_ns)
+    params: dict[str, Any] = {"run_id": run_id, "launch_overhead_ns": overhead.value_ns, "depth": depth}
+    params |= {f"scale_{k}": float(v) for k, v in scales.items()}
+    rows = fetch(connect(store), "whatif", params, what=f"what-if of run {run_id}")
+    grain = rows.column("grain").to_pylist()
+    total = next((r for r, g in zip(rows.to_pylist(), grain, strict=True) if g == "run"), {})
+    pick = lambda g: rows.take([i for i, x in enumerate(grain) if x == g])  # noqa: E731
+    return WhatIf(run_id, dict(scales), depth, overhead, rows, total, pick("layer"), pick("kernel"))
