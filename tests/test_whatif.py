@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from _support import tiny_run
 from rooflake.cli import app
 from rooflake.queries import parameters
 from rooflake.schema import UsageError
 from rooflake.store import Store
 from rooflake.views.whatif import parse_scales, whatif
 
-# DRAM 1 TB/s, L2 4 TB/s, L1 16 TB/s, FP32 10 TFLOP/s, TENSOR 100 TFLOP/s; t_o = 2 us
+from _support import tiny_run
+
+# DRAM 1 TB/s, L2 4 TB/s, L1 16 TB/s, FP32 10 TFLOP/s; t_o = 2 us
 CEIL = {"DRAM": 1e12, "L2": 4e12, "L1": 16e12, "FP32": 10e12}
 T_O = 2000.0
 RUN = "b" * 16
