@@ -34,6 +34,7 @@ MACROS = "macros"
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 _COMMENT = re.compile(r"--[^\n]*")
 _STRING = re.compile(r"'(?:[^']|'')*'")
+_COMMENT_MARK = re.compile(r"\n--")
 _COLUMN = re.compile(r"^-- {3}(\S+)(?:\s|$)")
 
 
@@ -68,28 +69,43 @@ def _code(sql: str) -> str:
     return _STRING.sub("''", _COMMENT.sub("", sql))
 
 
-def parse(name: str, text: str, public: bool) -> Query:
-    """The :class:`Query` of a file's ``text``: its header lines (``-- Parameters:``, ``-- Columns:``) read."""
-    params: list[str] = []
-    defaults: dict[str, str] = {}
-    columns: list[str] = []
-    given: list[str] = []
-    in_columns = False
+def _header(text: str) -> dict[str, str]:
+    """The header's ``-- Key: value`` entries (Parameters, Given, Columns), a value continued on the comment lines
+    that follow until the next key; Columns keeps its lines (one per column)."""
+    out: dict[str, str] = {}
+    key = None
     for line in text.splitlines():
         if not line.startswith("--"):
             break
-        if line.startswith("-- Parameters:"):
-            for part in line.split(":", 1)[1].rstrip(" .").split(","):
-                pname, _, default = part.partition("=")
-                params.append(pname.strip(" $"))
-                if default.strip():
-                    defaults[params[-1]] = default.strip()
-        elif line.startswith("-- Given:"):
-            given += [g.strip(" .") for g in line.split(":", 1)[1].split(",")]
-        elif line.startswith("-- Columns:"):
-            in_columns = True
-        elif in_columns and (m := _COLUMN.match(line)):
-            columns.append(m.group(1).strip(","))
+        m = re.match(r"^-- (Parameters|Given|Columns):(.*)$", line)
+        if m:
+            key, out[m.group(1)] = m.group(1), m.group(2)
+        elif key is not None:
+            out[key] += "\n" + line
+    return out
+
+
+def parse(name: str, text: str, public: bool) -> Query:
+    """The :class:`Query` of a file's ``text``: its header entries ``-- Parameters: $a, $b = <default>.`` (may run on
+    over the next comment lines), ``-- Given: t1, t2.`` and ``-- Columns:`` (one ``--   <column>  <text>`` line per
+    column, deeper-indented lines continue it) read. Raises :class:`QueryError` for a parameter that is not a
+    ``$name``."""
+    head = _header(text)
+    params: list[str] = []
+    defaults: dict[str, str] = {}
+    for part in _COMMENT_MARK.sub(" ", head.get("Parameters", "")).strip().rstrip(".").split(","):
+        if not part.strip():
+            continue
+        pname, _, default = part.partition("=")
+        if not re.fullmatch(r"\$[A-Za-z_]\w*", pname.strip()):
+            raise QueryError(f"{name}.sql: -- Parameters: {part.strip()!r} is not a $name")
+        params.append(pname.strip()[1:])
+        if default.strip():
+            defaults[params[-1]] = default.strip()
+    given = [g.strip(" .") for g in _COMMENT_MARK.sub(" ", head.get("Given", "")).split(",") if g.strip(" .")]
+    columns = [
+        m.group(1).strip(",") for line in head.get("Columns", "").splitlines() if (m := _COLUMN.match(line))
+    ]
     return Query(name, text, tuple(params), defaults, tuple(columns), public, tuple(given))
 
 
@@ -242,7 +258,7 @@ def fetch(
     """Run query file ``name`` (a named query or a step) on cursor ``con``; a ``pyarrow.Table`` with the columns its
     ``-- Columns:`` block documents.
 
-    ``params`` bind the query's ``$parameters``. ``filters`` keep the rows whose column equals the value (a list:
+    ``params`` bind the query's ``$parameters`` (an optional one left out takes its declared default). ``filters`` keep the rows whose column equals the value (a list:
     is one of the values). ``tables`` shadow store tables on this cursor for the duration of the call (``{"kernels":
     arrow_table}``: every query that reads ``kernels`` then reads these rows; a temp view named ``kernels``
     precedes the store's view). Raises :class:`QueryError` with DuckDB's message, after ``what`` (what was being
@@ -252,7 +268,11 @@ def fetch(
     missing = set(q.given) - set(tables or {})
     if missing:
         raise QueryError(f"{name} reads table(s) the caller gives: {', '.join(sorted(missing))}")
-    sql, bound = q.text, dict(params or {})
+    bound = dict(params or {})
+    sql = q.text
+    for p, literal in q.defaults.items():  # an optional parameter not given: its declared default
+        if p not in bound:
+            sql = re.sub(rf"\${p}\b", f"({literal})", sql)
     if filters:
         conds = []
         for i, (col, value) in enumerate(filters.items()):

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from rooflake import queries
-from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS, TABLES
+from rooflake.schema import CEILINGS, KERNELS, METRICS, RUNS, TABLES, QueryError
 from rooflake.store import Store
 
 NCU, NSYS = "a" * 16, "b" * 16
@@ -132,9 +132,11 @@ def _given(con: Any, name: str) -> dict[str, Any]:
 def test_columns_block_equals_the_real_columns(con: Any, name: str) -> None:
     documented = _expected(name)
     assert documented, f"{name}.sql has no -- Columns: block (one '--   <column>  <unit, meaning>' line each)"
-    missing = [p for p in queries.parameters(name) if p not in PARAMS]
+    q = queries.query(name)
+    missing = [p for p in q.parameters if p not in PARAMS and p not in q.defaults]
     assert not missing, f"{name}.sql takes {missing}: add a value to PARAMS"
-    got = queries.fetch(con, name, {p: PARAMS[p] for p in queries.parameters(name)}, tables=_given(con, name))
+    params = {p: PARAMS[p] for p in q.parameters if p in PARAMS}
+    got = queries.fetch(con, name, params, tables=_given(con, name))
     assert got.column_names == documented, (
         f"{name}.sql: -- Columns: says {documented}, the query gives {got.column_names}"
     )
@@ -154,3 +156,10 @@ def test_the_check_can_fail() -> None:
     text = "-- q: x\n-- Columns:\n--   a    unit\n--        more text\n--   b    unit\nSELECT 1 AS a, 2 AS c"
     q = queries.runner.parse("q", text, public=False)
     assert isinstance(q, Query) and q.columns == ("a", "b")
+    two_lines = (
+        "-- q: x\n-- Parameters: $a, $b = 1,\n-- $c = 'x'.\n-- Columns:\n--   a    unit\nSELECT $a AS a"
+    )
+    q = queries.runner.parse("q", two_lines, public=True)
+    assert q.parameters == ("a", "b", "c") and q.defaults == {"b": "1", "c": "'x'"}
+    with pytest.raises(QueryError, match="not a \\$name"):
+        queries.runner.parse("q", "-- q: x\n-- Parameters: a.\nSELECT 1", public=True)
