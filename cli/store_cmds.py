@@ -107,6 +107,8 @@ def _print_result(r: Any, as_json: bool) -> int:
         if r.note:
             line += f"  ({r.note})"
     typer.echo(line)
+    for w in r.warnings or []:  # rows the reader flagged (flags column): say so, never silently
+        typer.echo(f"warning: {r.run_id}: {w}", err=True)
     return 0
 
 

@@ -51,7 +51,8 @@ class IngestResult:
 
     ``status``: ``ingested`` | ``replaced`` | ``exists`` | ``error`` (``error`` holds the message, which names the
     file) | ``store-error`` (the store cannot be written: :func:`ingest_paths` raises it instead). Counts are
-    rows of the run's tables; ``peak_rss_mb`` (MiB) is of the process that read the file."""
+    rows of the run's tables; ``peak_rss_mb`` (MiB) is of the process that read the file; ``warnings``: the rows the
+    reader flagged (reversed or negative times, duplicate correlation ids...), one line each."""
 
     path: str
     run_id: str | None
@@ -62,6 +63,7 @@ class IngestResult:
     error: str | None = None
     ranges: int | None = None
     note: str | None = None
+    warnings: list[str] | None = None
     peak_rss_mb: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -135,6 +137,7 @@ def ingest_file(
         run["gpu_name"],
         ranges=out["ranges"].num_rows if "ranges" in out else None,
         note=note,
+        warnings=run.get("warnings") or None,
     )
 
 

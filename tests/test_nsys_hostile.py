@@ -180,3 +180,19 @@ def test_suspicious_rows_are_flagged_and_counted(tmp_path: Path) -> None:
         "1 NVTX range: end before start, left out of the nesting (push/pop ranges: no depth, no parent) "
         "(flag reversed_time)",
     ]
+
+
+def test_rl_ingest_says_what_it_flagged(tmp_path: Path) -> None:
+    """The summary is not only in the library: `rl ingest` prints one warning line per kind of flagged row."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    path = _export(
+        tmp_path / "odd.sqlite",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 5 WHERE correlationId = 1001",
+    )
+    res = CliRunner().invoke(app, ["ingest", str(path), "--store", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].endswith("1 kernel: end before start (flag reversed_time)")
