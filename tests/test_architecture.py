@@ -192,3 +192,22 @@ def test_cli_command_bodies_are_short(path: Path) -> None:
         if lines > MAX_COMMAND_LINES:
             bad.append(f"{_rel(path)}:{f.lineno} {f.name}: body {lines} lines")
     assert not bad, "\n".join(bad)
+
+
+def test_every_data_file_is_package_data() -> None:
+    """CI installs a regular wheel: a .sql/.csv file the package-data globs miss would be absent there."""
+    import fnmatch
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    dirs, data = cfg["package-dir"], cfg["package-data"]
+    missing = []
+    for package, folder in dirs.items():
+        globs = data.get(package, []) + data.get("*", [])
+        for f in sorted((ROOT / folder).rglob("*")):
+            if f.suffix not in (".sql", ".csv", ".toml", ".json") or "__pycache__" in f.parts:
+                continue
+            rel = f.relative_to(ROOT / folder).as_posix()
+            if not any(fnmatch.fnmatch(rel, g) and rel.count("/") == g.count("/") for g in globs):
+                missing.append(f"{folder}/{rel}")
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"
