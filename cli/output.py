@@ -13,15 +13,15 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
-
-import polars as pl
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from rooflake.render.files import write_file
 from rooflake.schema import UsageError
+
+# imported where used: a command that prints JSON loads neither polars nor pyarrow.csv
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
 
 __all__ = ["printable", "render_markdown", "render_text", "write_table"]
 
@@ -56,11 +56,15 @@ def _printable_value(v: Any) -> Any:
 
 def _has_strings(dtype: pl.DataType) -> bool:
     """The column may hold text: strings, categoricals, or any nested type (lists, structs, maps)."""
+    import polars as pl
+
     return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum) or dtype.is_nested()
 
 
 def _printable_frame(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` with control characters escaped in every string (columns and names); other values unchanged."""
+    import polars as pl
+
     out = []
     for s in df.get_columns():
         if s.dtype == pl.String:
@@ -88,6 +92,8 @@ def _plain(v: Any) -> Any:
 
 def render_text(table: pa.Table) -> str:
     """An aligned text table of every row (values as polars prints them), control characters escaped."""
+    import polars as pl
+
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
     with pl.Config(
@@ -120,6 +126,9 @@ def render_markdown(table: pa.Table) -> str:
 
 
 def _csv(table: pa.Table) -> bytes:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     flat = table
     for i, field in enumerate(table.schema):
         if pa.types.is_nested(field.type):  # CSV cannot hold lists/maps: JSON text
@@ -131,6 +140,9 @@ def _csv(table: pa.Table) -> bytes:
 
 
 def _parquet(table: pa.Table) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf)
     return bytes(buf.getvalue().to_pybytes())

@@ -9,17 +9,51 @@ flag outlines), :mod:`.formats` (numbers and names as text), :mod:`.inputs` (inp
 drawn, zero-FLOP kernels), :mod:`.page` (escaping for HTML), :mod:`.files` (the rule for output files).
 """
 
-from rooflake.render.report import write_report
-from rooflake.render.roofline import LEVELS, PRECISIONS, roofline_chart
-from rooflake.render.save import SAVE_SUFFIXES, chart_html, save_chart, spec_dict
-from rooflake.render.tables import zero_flop_table
-from rooflake.render.time_roofline import (
-    TIME_LEVELS,
-    complexity_plane_chart,
-    time_roofline_chart,
-    time_vs_complexity_chart,
-)
-from rooflake.render.trajectory import TRAJECTORY_LEVELS, trajectory_chart
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rooflake.render.report import write_report
+    from rooflake.render.roofline import LEVELS, PRECISIONS, roofline_chart
+    from rooflake.render.save import SAVE_SUFFIXES, chart_html, save_chart, spec_dict
+    from rooflake.render.tables import zero_flop_table
+    from rooflake.render.time_roofline import (
+        TIME_LEVELS,
+        complexity_plane_chart,
+        time_roofline_chart,
+        time_vs_complexity_chart,
+    )
+    from rooflake.render.trajectory import TRAJECTORY_LEVELS, trajectory_chart
+
+#: public name -> the module defining it; loaded on first use (Altair and polars take ~0.3 s to import, and
+#: ``rooflake.render.files`` is imported by every command that writes a file)
+_WHERE = {
+    "write_report": "report",
+    "LEVELS": "roofline",
+    "PRECISIONS": "roofline",
+    "roofline_chart": "roofline",
+    "SAVE_SUFFIXES": "save",
+    "chart_html": "save",
+    "save_chart": "save",
+    "spec_dict": "save",
+    "zero_flop_table": "tables",
+    "TIME_LEVELS": "time_roofline",
+    "complexity_plane_chart": "time_roofline",
+    "time_roofline_chart": "time_roofline",
+    "time_vs_complexity_chart": "time_roofline",
+    "TRAJECTORY_LEVELS": "trajectory",
+    "trajectory_chart": "trajectory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module of a public name on first use (PEP 562)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "LEVELS",

@@ -1,0 +1,60 @@
+"""Start-up cost of the ``rl`` command (issue 14): ``rl --help`` imports no data library, and the lazy package
+faces (``rooflake.schema``, ``rooflake.render``) still give every public name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pyarrow", "polars", "pandas", "duckdb", "numpy", "altair", "vl_convert", "pydantic")
+
+
+def imported_by(*args: str, store: str | None = None) -> set[str]:
+    """Top-level modules a fresh ``rl ARGS`` imports (from ``-X importtime``)."""
+    code = "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
+    cmd = [sys.executable, "-X", "importtime", "-c", code, *args]
+    if store:
+        cmd += ["--store", store]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    mods = set()
+    for line in p.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            mods.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return mods
+
+
+def test_help_imports_no_data_library() -> None:
+    mods = imported_by("--help")
+    assert "rooflake" in mods or "typer" in mods  # the measurement saw the imports
+    assert not mods & set(HEAVY), sorted(mods & set(HEAVY))
+    assert "rich" not in mods  # plain click help: Rich's formatter alone doubles `rl --help`
+
+
+def test_sql_and_runs_load_no_chart_library(tmp_path) -> None:
+    for args in (["sql", "select 1"], ["runs"]):
+        mods = imported_by(*args, store=str(tmp_path / "empty"))
+        assert "duckdb" in mods  # they do query
+        assert not mods & {"altair", "vl_convert", "pandas"}, (args, sorted(mods & {"altair", "vl_convert"}))
+
+
+@pytest.mark.parametrize("package", ["rooflake.render", "rooflake.schema"])
+def test_lazy_package_gives_every_public_name(package: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(package)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, name
+    with pytest.raises(AttributeError):
+        mod.no_such_name  # noqa: B018
+
+
+def test_lazy_names_are_the_defining_modules_objects() -> None:
+    from rooflake import render, schema
+    from rooflake.render.roofline import roofline_chart
+    from rooflake.schema.tables import TABLES
+
+    assert render.roofline_chart is roofline_chart
+    assert schema.TABLES is TABLES
