@@ -58,7 +58,9 @@ class Store:
         :class:`StoreError` for a root with a glob character, a root that is a file, or a URL of another scheme
         than ``s3://``."""
         root = root if root is not None else default_root()
-        self.url: str | None = remote.normalize(root) if remote.is_url(root) else None
+        self.url: str | None = (
+            remote.normalize(root) if isinstance(root, str) and remote.is_url(root) else None
+        )
         self.root: Path | str = self.url if self.url is not None else Path(root)
         self.only_runs = sorted(set(only_runs)) if only_runs is not None else None
         if self.url is None:
@@ -95,7 +97,7 @@ class Store:
         one per run, sorted by run id: what DuckDB, polars or Spark should read (their rows still need the
         ``runs`` filter on a local store, where a run's files are moved in before its ``runs`` file)."""
         if self.url is not None:
-            return remote.Snapshot.take(self.url).table_files(table, self.only_runs)
+            return remote.Snapshot.take(self.url, self.only_runs).table_files(table, self.only_runs)
         ids = self.only_runs if self.only_runs is not None else layout.run_ids(self._dir, table)
         return [str(p) for r in ids if (p := layout.part_file(self._dir, table, r)).exists()]
 
@@ -182,7 +184,7 @@ class Store:
         name each run's committed files: :class:`rooflake.store.remote.Snapshot`)."""
         where: Path | remote.Snapshot
         if self.url is not None:
-            where = remote.Snapshot.take(self.url)
+            where = remote.Snapshot.take(self.url, self.only_runs)
             files: tuple[Any, ...] = where.key()
         else:
             where = self._dir

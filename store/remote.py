@@ -52,6 +52,8 @@ from rooflake.store.publish import PublishResult, write_part
 SCHEMES = ("s3",)
 # a killed writer's uploads are deleted by clean() once older than this (an upload in flight is younger)
 STALE_AFTER_S = 3600.0
+# a Snapshot of at most this many runs lists their partitions (8 small listings each), not the whole store
+FEW_RUNS = 16
 FILE = re.compile(
     r"^(?P<table>[a-z_]+)/run_id=(?P<run>[^/]+)/part-(?P<gen>[0-9a-f]{16}-[0-9a-f]{8})\.parquet$"
 )
@@ -147,14 +149,23 @@ class Upload:
     modified: datetime | None
 
 
-def _scan(fs: Any, base: str, under: str = "") -> list[Upload]:
-    """Every store file under ``base/under`` (one recursive listing); objects of other names are ignored."""
-    found = fs.find(f"{base}/{under}".rstrip("/"), detail=True)
+def _scan(fs: Any, base: str, *unders: str) -> list[Upload]:
+    """Every store file under ``base/<under>`` for each of ``unders`` (all of ``base`` when none), the recursive
+    listings made concurrently; objects of other names are ignored."""
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    async def find_all() -> list[dict[str, Any]]:
+        paths = [f"{base}/{u}".rstrip("/") for u in unders or ("",)]
+        return list(await asyncio.gather(*(fs._find(p, detail=True) for p in paths)))
+
     out = []
-    for path, info in found.items():
-        m = FILE.match(path[len(base) + 1 :])
-        if m:
-            out.append(Upload(m["table"], m["run"], m["gen"], path, info.get("LastModified")))
+    for found in sync(fs.loop, find_all):
+        for path, info in found.items():
+            m = FILE.match(path[len(base) + 1 :])
+            if m:
+                out.append(Upload(m["table"], m["run"], m["gen"], path, info.get("LastModified")))
     return out
 
 
@@ -176,12 +187,17 @@ class Snapshot:
     files: dict[str, dict[str, str]]
 
     @classmethod
-    def take(cls, url: str) -> Snapshot:
-        """List the store at ``url`` (one recursive listing). Raises :class:`StoreError` when it cannot be
+    def take(cls, url: str, only_runs: list[str] | None = None) -> Snapshot:
+        """List the store at ``url``: each table's folder (concurrently), or with ``only_runs`` (up to
+        :data:`FEW_RUNS` of them) just those runs' partitions. Raises :class:`StoreError` when it cannot be
         listed."""
         fs = filesystem(url)
+        if only_runs is not None and len(only_runs) <= FEW_RUNS:
+            unders = [f"{t}/run_id={r}" for r in only_runs for t in ALL_TABLES]
+        else:
+            unders = list(ALL_TABLES)
         with store_errors(url):
-            found = _scan(fs, _bucket_path(url))
+            found = _scan(fs, _bucket_path(url), *unders) if unders else []
         gens = committed(found)
         files: dict[str, dict[str, str]] = {t: {} for t in ALL_TABLES}
         for f in found:
@@ -294,7 +310,7 @@ def drop_superseded(url: str, run_id: str, gen: str) -> int:
     newer generations (a writer in flight) stay. Returns how many were deleted."""
     fs = filesystem(url)
     base = _bucket_path(url)
-    old = [f.path for t in ALL_TABLES for f in _scan(fs, base, f"{t}/run_id={run_id}") if f.gen < gen]
+    old = [f.path for f in _scan(fs, base, *(f"{t}/run_id={run_id}" for t in ALL_TABLES)) if f.gen < gen]
     # data files first, runs last: a reader never sees an older runs file without its data
     old.sort(key=lambda p: "/runs/run_id=" in p)
     _delete(fs, old)
@@ -361,7 +377,7 @@ def clean(url: str, stale_after_s: float = STALE_AFTER_S) -> int:
     fs = filesystem(url)
     with store_errors(url):
         try:
-            files = _scan(fs, _bucket_path(url))
+            files = _scan(fs, _bucket_path(url), *ALL_TABLES)
         except FileNotFoundError:
             return 0
         drop = stale(files, datetime.now(timezone.utc), stale_after_s)
@@ -408,7 +424,7 @@ def doctor(url: str) -> pa.Table:
 
     fs = filesystem(url)
     with store_errors(url):
-        files = _scan(fs, _bucket_path(url))
+        files = _scan(fs, _bucket_path(url), *ALL_TABLES)
         gens = committed(files)
         dead = {f.path for f in stale(files, datetime.now(timezone.utc))}
         con = duckdb.connect()
