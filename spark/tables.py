@@ -1,0 +1,55 @@
+"""The store's tables as Spark DataFrames: the same Parquet files the DuckDB views read, published runs only.
+
+Each table is read with its declared schema (``rooflake.schema.TABLES`` through pyspark's Arrow type mapping), so
+an empty table has its columns, a file written before a column existed reads NULL there, and ``run_id`` stays text
+whatever Spark would infer from the partition folder names (``run_id=<16 hex digits>``). A data table keeps only
+the rows whose run has a ``runs`` row (a left-semi join on ``run_id``): a run being published, whose tables are
+in place before its ``runs`` file, is never seen (DESIGN.md §3; the DuckDB side: ``store/where_published.sql``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.schema import TABLES
+from rooflake.store import Store
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES, has_files
+
+# Spark reads a Parquet UINT_64 column as DECIMAL(20, 0) (it has no unsigned type); metrics.value_uint64 is one
+UINT64_AS = pa.decimal128(20, 0)
+
+
+def spark_schema(table: str) -> Any:  # -> pyspark.sql.types.StructType
+    """The Spark schema of store table ``table``: its Arrow schema (``rooflake.schema.TABLES``) mapped by
+    pyspark (``from_arrow_schema``; timestamps with a time zone stay ``TIMESTAMP``, ``uint64`` becomes
+    ``DECIMAL(20,0)`` as Spark's Parquet reader gives it)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    arrow = TABLES[table]
+    fields = [pa.field(f.name, UINT64_AS, f.nullable) if pa.types.is_uint64(f.type) else f for f in arrow]
+    return from_arrow_schema(pa.schema(fields), prefer_timestamp_ntz=False)
+
+
+def read_table(spark: Any, store: Store, table: str) -> Any:  # -> pyspark.sql.DataFrame
+    """All rows of ``table``'s files (``STORE/<table>/*/*.parquet``, ``run_id`` also a Hive partition column),
+    unpublished runs included; an empty DataFrame with the table's columns when it has no file."""
+    schema = spark_schema(table)
+    if not has_files(store.root, table):
+        return spark.createDataFrame([], schema)
+    base = str(store.root / table)
+    return spark.read.schema(schema).option("basePath", base).parquet(store.glob(table))
+
+
+def table_frames(spark: Any, store: Store) -> dict[str, Any]:
+    """``{table: DataFrame}`` for every store table (``runs``, ``kernels``, ``metrics``, ``ceilings``, ``ranges``,
+    ``memops``, ``coverage``, ``estimates``); data tables hold published runs only. Columns: those of
+    ``rooflake.schema.TABLES``, in order."""
+    runs = read_table(spark, store, "runs")
+    out = {"runs": runs}
+    ids = runs.select("run_id")
+    for t in DATA_TABLES:
+        df = read_table(spark, store, t)
+        out[t] = df.join(ids, df["run_id"] == ids["run_id"], "left_semi")
+    return {t: out[t] for t in ALL_TABLES}
