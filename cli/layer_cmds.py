@@ -71,7 +71,9 @@ def layers(
     with_run: Annotated[
         str | None,
         typer.Option(
-            "--with", help="An ncu run of the same program: FLOPs/bytes from it, time from this nsys run."
+            "--with",
+            help="An ncu run of the same program (FLOPs/bytes from it, time from this nsys run), or an "
+            "`rl estimate` run (measured vs analytic FLOPs and modelled bytes per layer).",
         ),
     ] = None,
     fmt: FmtOpt = Fmt.table,
@@ -84,6 +86,9 @@ def layers(
 
     need_out(fmt, out)
     v = layer_view(Store(store), run_id, depth, match, device, with_run)
+    if v.estimates is not None:  # measured vs modelled, per layer
+        emit(v.estimates, fmt, out)
+        return
     emit(v.table.select(GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
     if on_terminal(fmt, out):
         print_coverage(v.coverage)

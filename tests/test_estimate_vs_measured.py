@@ -111,3 +111,18 @@ def _fa_values(con, store: Path, file_name: str) -> tuple[float, float]:  # type
             WHERE m.metric_name = 'dram__bytes_read.sum' AND r.source_path LIKE '%' || $f""",
         {"f": file_name},
     ).fetchone()
+
+
+def test_rl_layers_with_an_estimate_run(store: tuple[Store, str]) -> None:
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    s, est = store
+    res = CliRunner().invoke(
+        app, ["layers", RUN[:5], "--with", est, "-d", "2", "-f", "csv", "--store", str(s.root)]
+    )
+    assert res.exit_code == 0, res.output
+    header, *lines = res.output.splitlines()
+    assert header.startswith('"layer","kernels","ops"') and len(lines) == 4
+    assert any(line.startswith('"rooflake:forward/conv1",1,1,1000,2000000000,1000000000,2,') for line in lines)

@@ -8,6 +8,7 @@ from typing import Any
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import UsageError
+from rooflake.views.runs import run_info
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,15 @@ class Layers:
     - ``coverage``: run_id, device_id, attribution, ops, gpu_time_ns (ns), share_of_ops, share_of_gpu_time: how
       the run's kernels and memops were attributed to NVTX ranges (step ``coverage_summary``).
     - ``matched``: the :class:`RunMatch` whose ncu counters the nsys kernels took, or None.
+    - ``estimates``: with ``with_run`` an ``rl estimate`` run (source_format torch-model), the
+      ``estimate_vs_measured`` rows per layer (measured vs analytic FLOPs and modelled bytes, ratios, gaps), else None.
     """
 
     run_id: str
     table: Any
     coverage: Any
     matched: RunMatch | None
+    estimates: Any = None
 
 
 def layers(
@@ -67,13 +71,22 @@ def layers(
     """The layer view of ``run_id`` (a unique prefix; None = the latest run) at NVTX ``depth`` (1 = outermost):
     layers whose name matches the regular expression ``match`` (a partial match), on CUDA ``device`` if given.
 
-    With ``with_run`` (an ncu run of the same program) the nsys run's kernels take their FLOPs/bytes from it
+    With ``with_run`` an estimate run (``rl estimate``), ``estimates`` compares each layer with the model. With
+    ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
     (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). Raises
     :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`QueryError` (a bad
     regular expression).
     """
     run_id = store.resolve(run_id)
     con = connect(store)
+    if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
+        estimate_run = store.resolve(with_run)
+        params = {"run_id": run_id, "estimate_run_id": estimate_run, "depth": depth}
+        versus = fetch(
+            con, "estimate_vs_measured", params, what=f"run {run_id} against estimate {estimate_run}"
+        )
+        table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
+        return Layers(run_id, table, fetch(con, "coverage_summary", {"run_id": run_id}), None, versus)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     params = {"run_id": run_id, "depth": depth, "match": match, "device": device}
     table = fetch(
