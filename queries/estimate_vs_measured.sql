@@ -4,7 +4,7 @@
 -- of `estimates` placed on the same NVTX stack: phase, then every prefix of the module path). Executed / algorithmic
 -- FLOPs differ for Winograd/FFT convolutions, Tensor-Core counting conventions or ops a counter misses; measured /
 -- modelled bytes for cache reuse the model does not see. Gaps over 10 % are flagged with their likely cause.
--- Parameters: $run_id, $estimate_run_id, $depth = 2, $domain = 'rooflake'.
+-- Parameters: $run_id, $estimates_run_id, $depth = 2, $domain = 'rooflake'.
 -- Columns:
 --   layer                 domain:forward|backward/module/... at NVTX depth $depth (nvtx_layer)
 --   kernels               measured kernel launches under the layer (0: no kernel matched)
@@ -45,7 +45,7 @@ e0 AS (
             ) END
         ) AS stack
     FROM estimates
-    WHERE run_id = $estimate_run_id
+    WHERE run_id = $estimates_run_id
 ),
 e AS (
     SELECT

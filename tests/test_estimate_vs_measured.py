@@ -50,7 +50,7 @@ def store(tmp_path: Path) -> tuple[Store, str]:
 
 def test_layers_side_by_side(store: tuple[Store, str]) -> None:
     s, est = store
-    rows = {r["layer"]: r for r in queries.run(s, "estimate_vs_measured", {"run_id": RUN, "estimate_run_id": est})
+    rows = {r["layer"]: r for r in queries.run(s, "estimate_vs_measured", {"run_id": RUN, "estimates_run_id": est})
             .to_pylist()}  # fmt: skip
     assert set(rows) == {"rooflake:forward/conv1", "rooflake:forward/fc", "rooflake:forward/act",
                          "rooflake:backward/fc"}  # fmt: skip
@@ -70,7 +70,7 @@ def test_layers_side_by_side(store: tuple[Store, str]) -> None:
 def test_deeper_layers_use_module_path_prefixes(store: tuple[Store, str]) -> None:
     s, est = store
     rows = queries.run(
-        s, "estimate_vs_measured", {"run_id": RUN, "estimate_run_id": est, "depth": 3}
+        s, "estimate_vs_measured", {"run_id": RUN, "estimates_run_id": est, "depth": 3}
     ).to_pylist()
     assert "rooflake:forward/act/act.relu" in {r["layer"] for r in rows}
 

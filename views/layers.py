@@ -81,7 +81,7 @@ def layers(
     con = connect(store)
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         estimate_run = store.resolve(with_run)
-        params = {"run_id": run_id, "estimate_run_id": estimate_run, "depth": depth}
+        params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}
         versus = fetch(
             con, "estimate_vs_measured", params, what=f"run {run_id} against estimate {estimate_run}"
         )
