@@ -1,0 +1,130 @@
+"""Fuzzing (issue 10 §3): the format detector, the readers and the HTML writers against hostile input.
+
+Every reader either reads a file or raises one :class:`RooflakeError` (never another exception, never a traceback
+in the CLI); every string reaches a page escaped. Bounded for CI (about a minute in all); ``make fuzz`` runs the same
+properties with ``RL_FUZZ_EXAMPLES`` (default there: 2000) examples each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rooflake.ingest import detect_format, read
+from rooflake.render.page import script_json, text
+from rooflake.schema import RooflakeError
+
+from _support import FIXTURES, NCU, NCU_REPORTS
+
+EXAMPLES = int(os.environ.get("RL_FUZZ_EXAMPLES", "100"))
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+MAGICS = [b"NVR\x00", b"SQLite format 3\x00", b"{", b"\x1f\x8b", b"==PROF==", b'"ID","Process ID"', b""]
+HOSTILE = st.lists(
+    st.sampled_from(
+        list("</>&\"'\\`\u2028\u2029\x00\x1b\x07\r\n\t ") + ["</script>", "<!--", "]]>", "<b id=x>"]
+    )
+    | st.characters(),
+    max_size=30,
+).map("".join)
+
+
+def _read_or_refuse(path: Path) -> None:
+    try:
+        detect_format(path)
+        read(path, run_id="fuzz")
+    except RooflakeError as e:
+        assert "\n" not in str(e).strip(), f"an error message of more than one line: {e!r}"
+
+
+@FUZZ
+@given(magic=st.sampled_from(MAGICS), body=st.binary(max_size=2048))
+def test_detector_and_readers_on_random_bytes(tmp_path: Path, magic: bytes, body: bytes) -> None:
+    path = tmp_path / "x.bin"
+    path.write_bytes(magic + body)
+    _read_or_refuse(path)
+
+
+@FUZZ
+@given(doc=st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | HOSTILE,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["traceEvents", "empirical", "gbytes", "gflops", "data", "metadata", "spec", "name", "ph",
+                         "ts", "dur", "args", "cat", "pid", "tid", "deviceProperties", "GFLOPs"]) | HOSTILE,
+        inner, max_size=5),
+    max_leaves=25))  # fmt: skip
+def test_json_readers_on_random_documents(tmp_path: Path, doc: object) -> None:
+    """Documents shaped like torch.profiler traces and ERT results, with wrong types and hostile strings."""
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc if isinstance(doc, dict) else {"traceEvents": doc}))
+    _read_or_refuse(path)
+
+
+@FUZZ
+@given(cut=st.floats(min_value=0.0, max_value=1.0), junk=st.binary(max_size=64))
+def test_truncated_and_spliced_real_files(tmp_path: Path, cut: float, junk: bytes) -> None:
+    """Real fixture files cut anywhere and followed by junk: an nsys export, an ERT result, an ncu CSV."""
+    sources = [
+        FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite",
+        *sorted((FIXTURES / "ert").glob("*.json"))[:1],
+        *sorted((FIXTURES / "csv").glob("*.csv"))[:1],
+    ]
+    for src in sources:
+        data = src.read_bytes()
+        path = tmp_path / src.name
+        path.write_bytes(data[: int(len(data) * cut)] + junk)
+        _read_or_refuse(path)
+
+
+@settings(max_examples=max(4, EXAMPLES // 8), deadline=None)
+@given(cut=st.floats(min_value=0.0, max_value=0.999))
+def test_truncated_ncu_report(tmp_path_factory: pytest.TempPathFactory, cut: float) -> None:
+    src = min(NCU_REPORTS, key=lambda p: p.stat().st_size)
+    data = src.read_bytes()
+    path = tmp_path_factory.mktemp("ncu") / src.name
+    path.write_bytes(data[: int(len(data) * cut)])
+    _read_or_refuse(path)
+
+
+@FUZZ
+@given(name=HOSTILE, text_value=HOSTILE)
+def test_nsys_export_with_hostile_names(tmp_path: Path, name: str, text_value: str) -> None:
+    """Kernel names and NVTX text are data: any string (or invalid UTF-8) is ingested or refused in one line."""
+    from test_attribution import build_export
+
+    path = tmp_path / "hostile.sqlite"
+    if path.exists():
+        path.unlink()
+    build_export(path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE StringIds SET value = ? WHERE id = (SELECT min(id) FROM StringIds)", (name,))
+    db.execute(
+        "UPDATE NVTX_EVENTS SET text = ? WHERE text IS NOT NULL", (text_value.encode("utf-8", "replace"),)
+    )
+    db.commit()
+    db.close()
+    _read_or_refuse(path)
+
+
+@FUZZ
+@given(value=HOSTILE)
+def test_html_writers_escape_every_string(value: str) -> None:
+    embedded = script_json({"name": value, "values": [value]})
+    assert (
+        "<" not in embedded and ">" not in embedded and "\u2028" not in embedded and "\u2029" not in embedded
+    )
+    assert json.loads(embedded) == {"name": value, "values": [value]}
+    shown = text(value)
+    assert "<" not in shown and ">" not in shown
+
+
+def test_fixtures_are_there() -> None:
+    """The fuzz tests above read real files; they must be present (CI requires the fixtures)."""
+    assert NCU.is_dir() and NCU_REPORTS
