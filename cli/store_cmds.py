@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
@@ -137,8 +138,17 @@ SQL_HELP = "\n\n".join(
         "(SELECT * FROM time_roofline('RUN_ID', 1000)); rl sql --list shows both. The shared rules are macros: "
         "nvtx_layer, attainable, roof_bound, by_precision, flops_total, has_labels, ...",
         "Only queries run (SELECT, EXPLAIN) unless --unsafe.",
+        "--engine spark: Spark SQL over the same store and named queries (rooflake.spark; local[*], or "
+        "$RL_SPARK_MASTER, or Spark Connect at $SPARK_REMOTE); -p NAME=VALUE binds :NAME, and a parameterized "
+        "named query whose parameters -p gives is a view (-p run_id=ID -p launch_overhead_ns=2000 "
+        "'SELECT * FROM time_roofline').",
     ]
 )
+
+
+class Engine(str, Enum):
+    duckdb = "duckdb"
+    spark = "spark"
 
 
 @app.command(help=SQL_HELP)
@@ -163,6 +173,9 @@ def sql(
         bool,
         typer.Option("--unsafe", help="Allow statements other than queries and files outside the store."),
     ] = False,
+    engine: Annotated[
+        Engine, typer.Option("--engine", help="duckdb (in process) or spark (pip install 'rooflake[spark]').")
+    ] = Engine.duckdb,
 ) -> None:
     from rooflake import queries
     from rooflake.store import Store
@@ -176,5 +189,11 @@ def sql(
     if not query:
         raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
     need_out(fmt, out)
-    table = queries.execute(Store(store), query, parse_labels(param, "--param"), unsafe=unsafe)
+    params = parse_labels(param, "--param")
+    if engine is Engine.spark:
+        from rooflake.spark import execute as spark_execute
+
+        table = spark_execute(Store(store), query, params, unsafe=unsafe)
+    else:
+        table = queries.execute(Store(store), query, params, unsafe=unsafe)
     emit(table, fmt, out)

@@ -106,41 +106,51 @@ def query(spark: Any, name: str, **params: Any) -> Any:  # -> pyspark.sql.DataFr
     return _sql(spark, query_sql(name, frozenset(params)), params, name)
 
 
-def _refuse_non_queries(sql: str) -> None:
-    """Raise :class:`QueryError` unless ``sql`` is one query (``SELECT``/``WITH``/``VALUES``/set operations), as
-    Spark SQL parsed by sqlglot: ``rl sql`` never writes."""
+def _check_query(sql: str, unsafe: bool) -> set[str]:
+    """The ``:name`` parameter markers of ``sql`` (Spark SQL, parsed by sqlglot). Unless ``unsafe``, raises
+    :class:`QueryError` when ``sql`` is not one query (``SELECT``, ``WITH``, ``VALUES``, a set operation,
+    ``DESCRIBE``): ``rl sql`` never writes (as on DuckDB, :func:`rooflake.store.refuse_writes`)."""
     import sqlglot
     from sqlglot import exp
 
     try:
-        stmts = sqlglot.parse(sql, read="spark")
+        stmts = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
     except sqlglot.errors.ParseError as e:
         raise QueryError(f"SQL failed: {' '.join(str(e).split())}") from e
-    bad = [s for s in stmts if s is not None and not isinstance(s, (exp.Query, exp.Describe))]
-    if bad or len([s for s in stmts if s is not None]) != 1:
+    if not unsafe and (len(stmts) != 1 or not isinstance(stmts[0], (exp.Query, exp.Values, exp.Describe))):
         raise QueryError(
-            "rl sql --engine spark runs one query (SELECT, WITH, DESCRIBE); other statements are refused"
+            "the store is opened read-only: rl sql --engine spark runs one query (SELECT, WITH, DESCRIBE), "
+            "unless unsafe (rl sql --unsafe)"
         )
+    return {p.name for s in stmts for p in s.find_all(exp.Placeholder) if p.name}
 
 
 def execute(
-    store: Store | str | Path | None, sql: str, params: dict[str, Any] | None = None, *, spark: Any = None
+    store: Store | str | Path | None,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    spark: Any = None,
+    unsafe: bool = False,
 ) -> pa.Table:
     """Run a user's Spark SQL ``sql`` over ``store``'s tables and named queries (:func:`register`); returns a
     ``pyarrow.Table`` with the columns it selects. ``params`` bind Spark's ``:name`` markers in ``sql``, and a
     parameterized named query whose parameters they all give (or default) is a view of that name too (``rl sql
     --engine spark -p run_id=ID -p launch_overhead_ns=2000 'SELECT * FROM time_roofline'``). ``spark``: a session
-    (default :func:`session`). Raises :class:`QueryError` for a statement other than a query, or Spark's
-    error."""
-    _refuse_non_queries(sql)
+    (default :func:`session`). Unless ``unsafe``, only one query runs. Raises :class:`QueryError` for a refused
+    statement, an unbound marker, or Spark's error."""
+    used = _check_query(sql, unsafe)
+    params = dict(params or {})
+    unbound = used - set(params)
+    if unbound:
+        raise QueryError(
+            f"no value for parameter(s) {', '.join(f':{m}' for m in sorted(unbound))} (give -p NAME=VALUE)"
+        )
     spark = spark or session()
     register(spark, store)
-    params = dict(params or {})
     for name in queries.names():
         q = queries.query(name)
         if q.parameters and set(q.parameters) <= set(params) | set(q.defaults):
-            query(spark, name, **{k: params[k] for k in q.parameters if k in params}).createOrReplaceTempView(
-                name
-            )
-    used = {k: v for k, v in params.items() if f":{k}" in sql}
-    return _sql(spark, sql, used, "SQL").toArrow()
+            bound = {k: params[k] for k in q.parameters if k in params}
+            query(spark, name, **bound).createOrReplaceTempView(name)
+    return _sql(spark, sql, {k: params[k] for k in used}, "SQL").toArrow()

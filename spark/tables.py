@@ -1,10 +1,11 @@
-"""The store's tables as Spark DataFrames: the same Parquet files the DuckDB views read, published runs only.
+"""The store's tables as Spark DataFrames: the same Parquet files the DuckDB views read (``Store.files``), published
+runs only.
 
 Each table is read with its declared schema (``rooflake.schema.TABLES`` through pyspark's Arrow type mapping), so
 an empty table has its columns, a file written before a column existed reads NULL there, and ``run_id`` stays text
 whatever Spark would infer from the partition folder names (``run_id=<16 hex digits>``). A data table keeps only
 the rows whose run has a ``runs`` row (a left-semi join on ``run_id``): a run being published, whose tables are
-in place before its ``runs`` file, is never seen (DESIGN.md §3; the DuckDB side: ``store/where_published.sql``).
+in place before its ``runs`` file, is never seen (DESIGN.md §3; the DuckDB views: ``store/table_view.sql``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pyarrow as pa
 
 from rooflake.schema import TABLES
 from rooflake.store import Store
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, has_files
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES
 
 # Spark reads a Parquet UINT_64 column as DECIMAL(20, 0) (it has no unsigned type); metrics.value_uint64 is one
 UINT64_AS = pa.decimal128(20, 0)
@@ -32,14 +33,28 @@ def spark_schema(table: str) -> Any:  # -> pyspark.sql.types.StructType
     return from_arrow_schema(pa.schema(fields), prefer_timestamp_ntz=False)
 
 
+def spark_path(path: str) -> str:
+    """``path`` as Spark's Hadoop filesystems name it: ``s3://`` → ``s3a://`` (Hadoop's S3 connector; the
+    cluster supplies its endpoint and credentials, ``spark.hadoop.fs.s3a.*``); a local path as it is."""
+    return "s3a://" + path[len("s3://") :] if path.startswith("s3://") else path
+
+
 def read_table(spark: Any, store: Store, table: str) -> Any:  # -> pyspark.sql.DataFrame
-    """All rows of ``table``'s files (``STORE/<table>/*/*.parquet``, ``run_id`` also a Hive partition column),
-    unpublished runs included; an empty DataFrame with the table's columns when it has no file."""
+    """The rows of ``table``'s files of the published runs (:meth:`Store.files`: one file per run, the
+    committed generation on object storage), ``run_id`` a Hive partition column of ``STORE/<table>`` (and a
+    column of any file outside ``run_id=`` folders, e.g. a compacted one); an empty
+    DataFrame with the table's columns when it has no file. On a local store a run's data files are moved in
+    before its ``runs`` file: :func:`table_frames` filters those rows."""
     schema = spark_schema(table)
-    if not has_files(store.root, table):
+    files = [spark_path(f) for f in store.files(table)]
+    base = spark_path(f"{store.root}/{table}")
+    parts = [f for f in files if f.startswith(f"{base}/run_id=")]
+    others = [f for f in files if not f.startswith(f"{base}/run_id=")]  # merged files hold run_id as a column
+    frames = [spark.read.schema(schema).option("basePath", base).parquet(*parts)] if parts else []
+    frames += [spark.read.schema(schema).parquet(*others)] if others else []
+    if not frames:
         return spark.createDataFrame([], schema)
-    base = str(store.root / table)
-    return spark.read.schema(schema).option("basePath", base).parquet(store.glob(table))
+    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 
 def table_frames(spark: Any, store: Store) -> dict[str, Any]:

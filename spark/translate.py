@@ -79,9 +79,45 @@ def _bind_macro(macro: Macro, args: list[exp.Expr]) -> exp.Expr:
     return macro.body.copy().transform(put)
 
 
+def _call_named_query(name: str, args: list[exp.Expr]) -> exp.Expr | None:
+    """The parsed text of parameterized named query ``name`` (a DuckDB table macro: ``whatif`` reads
+    ``time_roofline($run_id, ...)``) with its ``$parameters`` replaced by the call's arguments, in the declared
+    order (the declared default for one left out); None when ``name`` is no parameterized named query."""
+    if name not in queries.names() or not queries.parameters(name):
+        return None
+    q = queries.query(name)
+    if len(args) > len(q.parameters) or any(p not in q.defaults for p in q.parameters[len(args) :]):
+        raise QueryError(f"{name}() takes {', '.join(q.parameters)}; called with {len(args)} arguments")
+    values = {p: a for p, a in zip(q.parameters, args, strict=False)}
+    values |= {p: sqlglot.parse_one(q.defaults[p], read=DUCKDB) for p in q.parameters[len(args) :]}
+
+    def put(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Placeholder) and node.name in values:
+            return values[node.name].copy()
+        return node
+
+    return _scope_ctes(sqlglot.parse_one(q.text, read=DUCKDB).transform(put), name)
+
+
+def _scope_ctes(tree: exp.Expr, prefix: str) -> exp.Expr:
+    """``tree`` with its CTEs renamed ``<prefix>__<name>`` (each reference keeps the old name as its alias):
+    sqlglot writes a nested ``WITH`` at the top level for Spark, where the inlined query's CTEs (time_roofline's
+    ``k``) would clash with the caller's (whatif's ``k``)."""
+    names = {c.alias: f"{prefix}__{c.alias}" for c in tree.find_all(exp.CTE)}
+    for t in tree.find_all(exp.Table):
+        if not t.db and t.name in names:
+            if not t.alias:
+                t.set("alias", exp.TableAlias(this=exp.to_identifier(t.name)))
+            t.set("this", exp.to_identifier(names[t.name]))
+    for c in tree.find_all(exp.CTE):
+        c.args["alias"].set("this", exp.to_identifier(names[c.alias]))
+    return tree
+
+
 def expand_macros(tree: exp.Expr, depth: int = 0) -> exp.Expr:
     """``tree`` with every call of a shared macro replaced by its body (nested calls too): scalar macros in
-    expressions, table macros in ``FROM`` (a subquery under the call's alias)."""
+    expressions, table macros in ``FROM`` (a subquery under the call's alias), and so a parameterized named query
+    called in ``FROM`` (:func:`_call_named_query`)."""
     if depth > 20:
         raise QueryError("macros nest more than 20 deep (a macro that calls itself?)")
     macros = macro_table()
@@ -95,6 +131,10 @@ def expand_macros(tree: exp.Expr, depth: int = 0) -> exp.Expr:
                 found = True
                 body = _bind_macro(m, list(node.this.expressions))
                 return exp.Subquery(this=body, alias=node.args.get("alias"))
+            called = _call_named_query(node.this.name.lower(), list(node.this.expressions))
+            if called is not None:
+                found = True
+                return exp.Subquery(this=called, alias=node.args.get("alias"))
         if isinstance(node, exp.Anonymous):
             m = macros.get(node.name.lower())
             if m is not None and not m.is_table:
@@ -124,13 +164,15 @@ def source_schema() -> dict[str, dict[str, str]]:
 
 
 def _length_of_list(node: exp.Expr) -> exp.Expr:
-    """DuckDB ``len(list)`` → Spark ``size(list)``: sqlglot writes ``LENGTH``, which Spark applies to strings and
-    binaries only (DuckDB's ``len`` takes both). A list is known by its type (sqlglot's annotation over
-    :func:`source_schema`)."""
+    """DuckDB ``len(x)`` → Spark ``size(x)`` unless ``x`` is known to be text or bytes: sqlglot writes ``LENGTH``,
+    which Spark applies to strings and binaries only, while DuckDB's ``len`` also takes lists (every ``len`` of the
+    queries). The type is sqlglot's annotation over :func:`source_schema`; one it cannot tell (a list built in a
+    CTE, ``string_split(...)``) is taken for a list."""
     arg = node.this
-    if arg.type is not None and arg.type.is_type(exp.DataType.Type.ARRAY):
-        return exp.ArraySize(this=arg.copy())
-    return node
+    text = (*exp.DataType.TEXT_TYPES, exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY)
+    if arg.type is not None and arg.type.is_type(*text):
+        return node
+    return exp.ArraySize(this=arg.copy())
 
 
 def _list_slice(node: exp.Expr) -> exp.Expr:
