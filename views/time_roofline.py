@@ -86,12 +86,16 @@ def launch_overhead(store: Any, run_id: str, option_ns: float | None = None) -> 
 def time_rows(store: Any, run_id: str, overhead: LaunchOverhead) -> Any:
     """Rows of the ``time_roofline`` query for ``run_id`` with t_o = ``overhead`` (a ``pyarrow.Table``; columns in
     queries/time_roofline.sql). Raises :class:`QueryError` when the SQL fails."""
+    return _rows(connect(store), run_id, overhead)
+
+
+def _rows(con: Any, run_id: str, overhead: LaunchOverhead) -> Any:
     params = {
         "run_id": run_id,
         "launch_overhead_ns": overhead.value_ns,
         "launch_overhead_source": overhead.source,
     }
-    return fetch(connect(store), "time_roofline", params, what=f"time_roofline of run {run_id}")
+    return fetch(con, "time_roofline", params, what=f"time_roofline of run {run_id}")
 
 
 def time_roofline(
@@ -124,7 +128,7 @@ def time_roofline(
         if isinstance(launch_overhead_ns, LaunchOverhead)
         else launch_overhead(store, run_id, launch_overhead_ns)
     )
-    rows = time_rows(store, run_id, overhead)
+    rows = _rows(con, run_id, overhead)
     points = _points(rows, run_id, run, grain, depth)
     ceilings = fetch(con, "run_ceilings", filters={"run_id": run_id})
     return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, ceilings)
