@@ -366,3 +366,26 @@ def test_another_scheme_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="name a bucket"):
         Store("s3://")
     assert not Store(os.fspath(tmp_path)).is_remote
+
+
+def test_doctor_names_a_damaged_and_a_missing_file(s3_store: str) -> None:
+    """A committed kernels file cut short is `damaged` (and a query of kernels names it); a committed metrics file
+    deleted is `missing` (the runs row counts 1252 metrics)."""
+    import fsspec
+
+    from rooflake.schema import QueryError
+
+    run_id = ingest_file(A10G, s3_store).run_id
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, use_listings_cache=False)
+    files = {k.split("/")[-3]: k for k in _objects(s3_store)}
+    fs.pipe_file(files["kernels"], fs.cat_file(files["kernels"])[:-100])
+    fs.rm_file(files["metrics"])
+    problems = Store(s3_store).doctor().select(["table", "run_id", "problem"]).to_pylist()
+    assert problems == [
+        {"table": "kernels", "run_id": run_id, "problem": "damaged"},
+        {"table": "metrics", "run_id": run_id, "problem": "missing"},
+    ]
+    with pytest.raises(QueryError, match=files["kernels"].split("/", 1)[1]):
+        Store(s3_store).query("SELECT count(*) FROM kernels")
+    r = invoke("doctor", "--store", s3_store)
+    assert r.exit_code == 1 and "2 problem(s) found" in r.stderr
