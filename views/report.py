@@ -101,7 +101,8 @@ def report(
     where: dict[str, str] | None = None,
 ) -> Report:
     """The data of a report over the runs :func:`select_runs` picks (``since``: ``30m``, ``24h``, ``7d``), each with
-    the previous run of its labels. Reads only those runs' files. Raises :class:`UsageError` (bad ``since``),
+    the previous run of its labels. Reads only those runs' files; the queries whose cost grows with every run read
+    (kernel_roofline, physics_checks) run once for all runs. Raises :class:`UsageError` (bad ``since``),
     :class:`RunNotFoundError` (no run selected)."""
     from rooflake.store import Store
 
@@ -110,17 +111,45 @@ def report(
     reads = sorted(set(ids) | {p for p in previous.values() if p})
     part = Store(store.root, only_runs=reads)  # views over just the runs the report reads
     overheads = launch_overheads(part, ids)
-    return Report(ids, [run_report(part, rid, previous.get(rid), overheads[rid]) for rid in ids])
+    con = connect(part)
+    every = {"run_id": ids}
+    shared = {
+        name: fetch(con, name, filters=every)
+        for name in ("kernel_roofline", "physics_checks", "run_ceilings")
+    }
+    runs = [
+        run_report(
+            part, rid, previous.get(rid), overheads[rid], tables={n: _of(t, rid) for n, t in shared.items()}
+        )
+        for rid in ids
+    ]
+    return Report(ids, runs)
 
 
-def run_report(store: Any, run_id: str, previous: str | None = None, overhead: Any = None) -> RunReport:
+def _of(table: Any, run_id: str) -> Any:
+    """The rows of ``run_id`` (in their order)."""
+    import pyarrow.compute as pc
+
+    return table.filter(pc.equal(table["run_id"], run_id))
+
+
+def run_report(
+    store: Any,
+    run_id: str,
+    previous: str | None = None,
+    overhead: Any = None,
+    tables: dict[str, Any] | None = None,
+) -> RunReport:
     """One run's :class:`RunReport` (``run_id`` a full id); ``previous``: the run to compare it with; ``overhead``:
-    the t_o of its time-based roofline (:class:`LaunchOverhead`; None: derived)."""
+    the t_o of its time-based roofline (:class:`LaunchOverhead`; None: derived); ``tables``: the run's rows of
+    kernel_roofline, physics_checks and run_ceilings when the caller has them (else they are fetched)."""
     con = connect(store)
     p = {"run_id": run_id, "top": TOP}
-    checks = fetch(con, "physics_checks", filters={"run_id": run_id}).select(
-        ["kernel_id", "name", "check", "detail"]
-    )
+    given = tables or {}
+    mine = {
+        n: given[n] if n in given else fetch(con, n, filters={"run_id": run_id})
+        for n in ("kernel_roofline", "physics_checks", "run_ceilings")
+    }
     time, time_note = None, None
     try:
         time = time_roofline(store, run_id, launch_overhead_ns=overhead)
@@ -135,11 +164,11 @@ def run_report(store: Any, run_id: str, previous: str | None = None, overhead: A
     return RunReport(
         run_id,
         run_info(con, run_id),
-        fetch(con, "kernel_roofline", filters={"run_id": run_id}),
-        fetch(con, "run_ceilings", filters={"run_id": run_id}),
+        mine["kernel_roofline"],
+        mine["run_ceilings"],
         fetch(con, "top_layers", p),
         fetch(con, "top_kernels", p),
-        checks,
+        mine["physics_checks"].select(["kernel_id", "name", "check", "detail"]),
         time,
         time_note,
         previous,
