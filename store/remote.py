@@ -92,7 +92,7 @@ def _filesystem(scheme: str, endpoint: str | None, pid: int) -> Any:
         import s3fs  # noqa: F401 - the implementation fsspec loads for s3
     except ImportError as e:
         raise StoreError(f"an {scheme}:// store needs s3fs: pip install 'rooflake[s3]' ({e})") from None
-    kwargs: dict[str, Any] = {"use_listings_cache": False, "skip_instance_cache": True}
+    kwargs: dict[str, Any] = {"skip_instance_cache": True}
     if endpoint:
         kwargs["endpoint_url"] = endpoint
     return fsspec.filesystem(scheme, **kwargs)
@@ -156,8 +156,12 @@ def _scan(fs: Any, base: str, *unders: str) -> list[Upload]:
 
     from fsspec.asyn import sync
 
+    paths = [f"{base}/{u}".rstrip("/") for u in unders or ("",)]
+    # another process may have written since: list afresh. The listing fills s3fs' cache, which the reads of the
+    # listed files (DuckDB's opens, each an info() call) then use: names are never reused, so it stays right
+    fs.invalidate_cache()
+
     async def find_all() -> list[dict[str, Any]]:
-        paths = [f"{base}/{u}".rstrip("/") for u in unders or ("",)]
         return list(await asyncio.gather(*(fs._find(p, detail=True) for p in paths)))
 
     out = []
