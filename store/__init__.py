@@ -107,9 +107,9 @@ class Store:
         return remote.storage_options() if self.url is not None else {}
 
     def has_run(self, run_id: str) -> bool:
-        """Whether run ``run_id`` is published (its ``runs`` file exists)."""
+        """Whether run ``run_id`` is published (its ``runs`` file exists, or a compaction holds it)."""
         if self.url is not None:
-            return remote.run_generation(self.url, run_id) is not None
+            return remote.is_published(self.url, run_id)
         return (layout.partition(self._dir, "runs", run_id) / layout.PART).exists()
 
     def run_ids(self) -> list[str]:

@@ -37,7 +37,7 @@ import secrets
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,11 @@ SCHEMES = ("s3",)
 STALE_AFTER_S = 3600.0
 # a Snapshot of at most this many runs lists their partitions (8 small listings each), not the whole store
 FEW_RUNS = 16
+# a committed compaction (the format of rooflake.store.compact: generation, files per table relative to the root,
+# runs), and the folder of its files, STORE/<table>/compacted/part-<gen>.parquet
+MANIFEST = "compacted.json"
+COMPACTED = "compacted"
+COMPACTED_FILE = re.compile(r"^(?P<table>[a-z_]+)/compacted/part-(?P<gen>[^/]+)\.parquet$")
 FILE = re.compile(
     r"^(?P<table>[a-z_]+)/run_id=(?P<run>[^/]+)/part-(?P<gen>[0-9a-f]{16}-[0-9a-f]{8})\.parquet$"
 )
@@ -173,6 +178,26 @@ def _scan(fs: Any, base: str, *unders: str) -> list[Upload]:
     return out
 
 
+def _scan_compacted(fs: Any, base: str) -> list[Upload]:
+    """Every compacted file (``<table>/compacted/part-<gen>.parquet``), as :class:`Upload` rows with run id ``""``."""
+    import asyncio
+
+    from fsspec.asyn import sync
+
+    fs.invalidate_cache()
+
+    async def find_all() -> list[dict[str, Any]]:
+        paths = [f"{base}/{t}/{COMPACTED}" for t in ALL_TABLES]
+        return list(await asyncio.gather(*(fs._find(p, detail=True) for p in paths)))
+
+    out = []
+    for found in sync(fs.loop, find_all):
+        for path, info in found.items():
+            if m := COMPACTED_FILE.match(path[len(base) + 1 :]):
+                out.append(Upload(m["table"], "", m["gen"], path, info.get("LastModified")))
+    return out
+
+
 def committed(files: list[Upload]) -> dict[str, str]:
     """``{run_id: committed generation}``: per run, the greatest generation of its ``runs`` files."""
     out: dict[str, str] = {}
@@ -183,12 +208,48 @@ def committed(files: list[Upload]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Compaction:
+    """A committed compaction of a store on object storage (``STORE/compacted.json``): ``generation``, ``files``
+    (table -> paths relative to the store's root), ``runs`` (the run ids its files hold), ``etag`` (of the
+    manifest object as read; None when there is none: the next compaction commits only over this one)."""
+
+    generation: str = ""
+    files: dict[str, list[str]] = field(default_factory=dict)
+    runs: frozenset[str] = frozenset()
+    etag: str | None = None
+
+
+def read_compaction(url: str) -> Compaction:
+    """The committed compaction of the store at ``url`` (an empty one when it was never compacted). Raises
+    :class:`StoreError` when the store cannot be read."""
+    import json
+
+    fs = filesystem(url)
+    path = f"{_bucket_path(url)}/{MANIFEST}"
+    with store_errors(url):
+        try:  # the ETag first: if the manifest changes before it is read, a commit over this ETag fails
+            etag = str(fs.info(path, refresh=True)["ETag"])
+            raw = json.loads(fs.cat_file(path))
+        except FileNotFoundError:
+            return Compaction()
+    files = {t: list(paths) for t, paths in raw["files"].items()}
+    return Compaction(str(raw["generation"]), files, frozenset(raw["runs"]), etag)
+
+
+@dataclass(frozen=True)
 class Snapshot:
-    """What a store on object storage held when listed: its ``url`` and, per table, the committed files
-    (``{table: {run_id: url}}``: one file per published run, of its committed generation)."""
+    """What a store on object storage held when listed: its ``url``; per table, the committed files of the runs
+    published as partitions (``files``: ``{table: {run_id: url}}``, one file per run, of its committed generation;
+    ``generations``: ``{run_id: committed generation}``); the committed compaction (``compacted``: table -> URLs of
+    its files; ``compacted_runs``: the runs it holds). A run is read from its partitions while it has a committed
+    ``runs`` file, else from the compacted files if they hold it (as on a local store, rooflake.store.compact)."""
 
     url: str
     files: dict[str, dict[str, str]]
+    generations: dict[str, str] = field(default_factory=dict)
+    compacted: dict[str, list[str]] = field(default_factory=dict)
+    compacted_runs: frozenset[str] = frozenset()
+    compaction: Compaction = field(default_factory=Compaction)
 
     @classmethod
     def take(cls, url: str, only_runs: list[str] | None = None) -> Snapshot:
@@ -202,16 +263,25 @@ class Snapshot:
             unders = list(ALL_TABLES)
         with store_errors(url):
             found = _scan(fs, _bucket_path(url), *unders) if unders else []
+        compaction = read_compaction(url)
         gens = committed(found)
         files: dict[str, dict[str, str]] = {t: {} for t in ALL_TABLES}
         for f in found:
             if f.table in files and gens.get(f.run_id) == f.gen:
                 files[f.table][f.run_id] = f"{url.split('://', 1)[0]}://{f.path}"
-        return cls(url, files)
+        held = compaction.runs if only_runs is None else compaction.runs & set(only_runs)
+        compacted = {t: [f"{url}/{p}" for p in ps] for t, ps in compaction.files.items()} if held else {}
+        return cls(url, files, gens, compacted, frozenset(held), compaction)
 
     def run_ids(self) -> list[str]:
-        """Sorted ids of the published runs."""
-        return sorted(self.files["runs"])
+        """Sorted ids of the published runs (as partitions, or held by the compaction)."""
+        return sorted(set(self.files["runs"]) | self.compacted_runs)
+
+    def published(self) -> dict[str, str]:
+        """``{run_id: "partition" | "compacted"}``: where each published run is read from."""
+        out = dict.fromkeys(self.compacted_runs, "compacted")
+        out.update(dict.fromkeys(self.files["runs"], "partition"))
+        return out
 
     def table_files(self, table: str, only_runs: list[str] | None = None) -> list[str]:
         """URLs of ``table``'s committed files (of ``only_runs``' runs when given), sorted by run id."""
@@ -220,8 +290,14 @@ class Snapshot:
         return [runs[r] for r in ids]
 
     def key(self) -> tuple[tuple[str, ...], ...]:
-        """A value that changes whenever a run is published, replaced or dropped (for caching a database)."""
-        return tuple(tuple(sorted(self.files[t].values())) for t in ALL_TABLES)
+        """A value that changes whenever a run is published, replaced or dropped, or the store compacted (for
+        caching a database)."""
+        parts = tuple(tuple(sorted(self.files[t].values())) for t in ALL_TABLES)
+        return (
+            *parts,
+            tuple(sorted(f for fs in self.compacted.values() for f in fs)),
+            tuple(self.compacted_runs),
+        )
 
     def sources(self, only_runs: list[str] | None) -> dict[str, str | None]:
         """Per table, the ``read_parquet`` file argument of its DuckDB view (a list of quoted URLs), or None when
@@ -244,17 +320,24 @@ class Snapshot:
 
 
 def run_ids(url: str) -> list[str]:
-    """Sorted ids of the runs published in the store at ``url`` (one listing of ``runs/``)."""
+    """Sorted ids of the runs published in the store at ``url`` (one listing of ``runs/``, and the runs the
+    compaction holds)."""
     fs = filesystem(url)
     with store_errors(url):
-        return sorted(committed(_scan(fs, _bucket_path(url), "runs")))
+        parts = committed(_scan(fs, _bucket_path(url), "runs"))
+    return sorted(set(parts) | read_compaction(url).runs)
 
 
 def run_generation(url: str, run_id: str) -> str | None:
-    """The committed generation of run ``run_id``, or None when it is not published."""
+    """The committed generation of run ``run_id``'s partitions, or None when it has none."""
     fs = filesystem(url)
     with store_errors(url):
         return committed(_scan(fs, _bucket_path(url), f"runs/run_id={run_id}")).get(run_id)
+
+
+def is_published(url: str, run_id: str) -> bool:
+    """Whether run ``run_id`` is in the store at ``url``: as partitions, or held by the compaction."""
+    return run_generation(url, run_id) is not None or run_id in read_compaction(url).runs
 
 
 # ---- writing ------------------------------------------------------------------------------------------------
@@ -335,7 +418,8 @@ def publish(
     fs = filesystem(url)
     with store_errors(url):
         before = run_generation(url, run_id)
-        if before is not None and not force:
+        existed = before is not None or run_id in read_compaction(url).runs
+        if existed and not force:
             return PublishResult(run_id, "exists")
         gen = new_generation(before)
         data = {k: v for k, v in tables.items() if k != "runs"}
@@ -343,18 +427,16 @@ def publish(
         committed_ = False
         try:
             _upload(fs, url, run_id, gen, data, uploaded)
-            if not force and run_generation(url, run_id) is not None:  # another writer committed it meanwhile
+            if not force and is_published(url, run_id):  # another writer committed it meanwhile
                 return PublishResult(run_id, "exists")
             _upload(fs, url, run_id, gen, {"runs": tables["runs"]}, uploaded)
             committed_ = True
         finally:
-            if not committed_:
-                with contextlib.suppress(
-                    Exception
-                ):  # best effort: leftovers are invisible, clean() removes them
+            if not committed_:  # best effort: leftovers are invisible, and clean() removes them
+                with contextlib.suppress(Exception):
                     _delete(fs, uploaded)
         drop_superseded(url, run_id, gen)
-    return PublishResult(run_id, "replaced" if before is not None else "ingested")
+    return PublishResult(run_id, "replaced" if existed else "ingested")
 
 
 def stale(files: list[Upload], now: datetime, stale_after_s: float = STALE_AFTER_S) -> list[Upload]:
@@ -376,8 +458,9 @@ def stale(files: list[Upload], now: datetime, stale_after_s: float = STALE_AFTER
 
 
 def clean(url: str, stale_after_s: float = STALE_AFTER_S) -> int:
-    """Delete the superseded and stale uploads of the store at ``url`` (:func:`stale`). Returns how many
-    generations (a run's files of one publish) were removed."""
+    """Delete the superseded and stale uploads of the store at ``url`` (:func:`stale`), and stale compacted files
+    no compaction names. Returns how many generations (a run's files of one publish) and compacted files were
+    removed."""
     fs = filesystem(url)
     with store_errors(url):
         try:
@@ -386,8 +469,85 @@ def clean(url: str, stale_after_s: float = STALE_AFTER_S) -> int:
             return 0
         drop = stale(files, datetime.now(timezone.utc), stale_after_s)
         drop.sort(key=lambda f: f.table == "runs")
-        _delete(fs, [f.path for f in drop])
-    return len({(f.run_id, f.gen) for f in drop})
+        orphans = _orphans(fs, url, stale_after_s)
+        _delete(fs, [f.path for f in drop] + orphans)
+    return len({(f.run_id, f.gen) for f in drop}) + len(orphans)
+
+
+def _orphans(fs: Any, url: str, stale_after_s: float) -> list[str]:
+    """Compacted files no committed compaction names, uploaded more than ``stale_after_s`` seconds ago (a
+    compaction killed before its commit, or the files of an older one)."""
+    base = _bucket_path(url)
+    named = {f"{base}/{p}" for ps in read_compaction(url).files.values() for p in ps}
+    now = datetime.now(timezone.utc)
+    return [
+        f.path
+        for f in _scan_compacted(fs, base)
+        if f.path not in named
+        and f.modified is not None
+        and (now - f.modified).total_seconds() > stale_after_s
+    ]
+
+
+def commit_compaction(url: str, snapshot: Snapshot, staged: dict[str, Path]) -> tuple[str, int]:
+    """Publish a compaction of the store at ``url`` (what ``rl compact`` writes, :mod:`rooflake.store.compact`).
+
+    ``snapshot``: the whole store as listed before the rows were read (:meth:`Snapshot.take`); ``staged``: table ->
+    a local Parquet file holding every row that table's view read from it, sorted by ``run_id``. The files are
+    uploaded as ``STORE/<table>/compacted/part-<gen>.parquet``, then ``compacted.json`` naming them and every run
+    the snapshot published (its PUT is the commit: until then every run is read as before). Then each compacted
+    run's partition files of the generation the snapshot saw are deleted, its ``runs`` file first (from then on
+    its rows are read from the compacted files; a newer generation, a ``--force`` re-ingest since, stays and
+    wins), and the files of older compactions. No lock exists on object storage: run one compaction at a time per
+    store (ingests meanwhile are safe); when another compaction commits in between, this one deletes nothing.
+    Returns ``(generation, partition files deleted)``. Raises :class:`StoreError` when the store cannot be
+    written, or when another compaction committed since ``snapshot`` was taken (the manifest is written only over
+    the one the snapshot read: S3's conditional PUT, ``If-Match`` / ``If-None-Match``); its uploads are then
+    deleted and the store is as before."""
+    fs = filesystem(url)
+    base = _bucket_path(url)
+    gen = new_generation()
+    files = {t: [f"{t}/{COMPACTED}/part-{gen}.parquet"] for t in staged}
+    uploaded: list[str] = []
+    done = False
+    with store_errors(url):
+        try:
+            for t, local in staged.items():
+                uploaded.append(f"{base}/{files[t][0]}")
+                fs.put_file(str(local), uploaded[-1])
+            _put_manifest(
+                fs, url, Compaction(gen, files, frozenset(snapshot.published())), snapshot.compaction
+            )
+            done = True
+        finally:
+            if not done:
+                with contextlib.suppress(Exception):
+                    _delete(fs, uploaded)
+        runs_files = list(snapshot.files["runs"].values())
+        data_files = [f for t in DATA_TABLES for f in snapshot.files[t].values()]
+        _delete(fs, runs_files)
+        _delete(fs, data_files)
+        _delete(fs, [f"{base}/{p}" for ps in snapshot.compaction.files.values() for p in ps])
+    return gen, len(runs_files) + len(data_files)
+
+
+def _put_manifest(fs: Any, url: str, new: Compaction, old: Compaction) -> None:
+    """Write ``compacted.json`` = ``new``, only over ``old`` (the manifest a snapshot read: its ETag, or none).
+    Raises :class:`StoreError` when another compaction committed since."""
+    import json
+
+    from botocore.exceptions import ClientError
+
+    body = {"generation": new.generation, "files": new.files, "runs": sorted(new.runs)}
+    cond = {"IfMatch": old.etag} if old.etag is not None else {"IfNoneMatch": "*"}
+    try:
+        fs.pipe_file(f"{_bucket_path(url)}/{MANIFEST}", json.dumps(body).encode(), **cond)
+    except (OSError, ClientError) as e:
+        if read_compaction(url).etag != old.etag:
+            raise StoreError(
+                f"store {url}: another compaction committed while this one ran; nothing changed (run it again)"
+            ) from e
+        raise
 
 
 # ---- checking -----------------------------------------------------------------------------------------------
