@@ -25,6 +25,7 @@ from rooflake.cli import compare_cmds as compare_cmds
 from rooflake.cli import whatif_cmds as whatif_cmds
 from rooflake.cli import report_cmds as report_cmds
 from rooflake.cli import doctor_cmds as doctor_cmds
+from rooflake.cli import compact_cmds as compact_cmds
 
 # isort: on
 from rooflake.cli.common import app

@@ -110,7 +110,7 @@ class Store:
         """Whether run ``run_id`` is published (its ``runs`` file exists, or a compaction holds it)."""
         if self.url is not None:
             return remote.is_published(self.url, run_id)
-        return (layout.partition(self._dir, "runs", run_id) / layout.PART).exists()
+        return publish.is_published(self._dir, run_id)
 
     def run_ids(self) -> list[str]:
         """Sorted ids of the published runs."""

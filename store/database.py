@@ -1,7 +1,22 @@
 """A store's DuckDB database: one view per table over its Parquet files, read-only unless asked otherwise.
 
-The statements are the ``store/*.sql`` files: ``table_view`` (+ ``where_published``), ``empty_table``,
-``named_view``, ``failing_view``, ``lock_down``.
+The statements are the ``store/*.sql`` files: ``empty_table``, ``published``, ``table_view`` (+ ``read_branch``), ``failing_view``, ``named_view``, ``lock_down``, and for planning ``plan_settings``, ``plan_view``,
+``explain_plan``, ``drop_plan_view``, ``temp_views``.
+
+What a view reads. Each table's view is the union BY NAME of a typed empty stand-in (so an older file's missing
+column reads as NULL, a table without files is empty) with the table's files, ``union_by_name = true``: the
+partitions of runs published as partitions and the compacted files of runs that live there
+(:mod:`rooflake.store.compact`; the ``__published`` table says which, ``read_branch.sql``). Its columns are the
+declared ones (``rooflake.schema.TABLES``), cast to the declared types.
+
+Pruning. DuckDB binds every file a view names on every query (with ``union_by_name`` it reads every footer), so at
+10,000 runs a view over every partition costs seconds per scan. A store with :data:`PRUNE_FROM` partition files or
+more in a table is therefore read query by query: before each statement the cursor (:class:`StoreCursor`) plans
+it over the empty stand-ins (:func:`plan_runs`: DuckDB pushes ``run_id = 'X'`` and ``run_id IN (...)`` filters
+through the named views' joins into the scans), then points each table's view at the files of exactly the runs its
+scans are filtered on (all files for a scan without such a filter, none for a table no scan reads). A question
+about one run binds that run's files, at 10 runs or 100,000; an answer never changes (the plan is the same over
+the files). Smaller stores bind every file once per database.
 
 Read-only means two things. The database itself (:func:`build`, ``unsafe=False``) can read the store's files and
 nothing else — no other file, no ``COPY … TO``, no ``ATTACH``, no ``INSTALL``/``LOAD``, no setting changed after
@@ -13,41 +28,103 @@ folder, which the views must be able to read), ``ATTACH``, ``SET`` are refused b
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import TABLES, QueryError
 from rooflake.schema.duck import duck_type, fetch_arrow, sql_file, sql_str, sql_template
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, has_files, partition, table_glob
+from rooflake.store.compact import read_manifest
+from rooflake.store.layout import ALL_TABLES, PART
 from rooflake.store.remote import Snapshot
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PKG = "rooflake.store"
 READ_ONLY_STATEMENTS = ("SELECT", "EXPLAIN")
+#: a table with this many partition files (or more) is read query by query, each query binding only its runs' files
+PRUNE_FROM = 64
+SOURCES = ("partition", "compacted")
+#: runs a view reads: None = every run, a set = those runs only (empty: none)
+Runs = frozenset[str] | None
+
+_QUOTED = r"'((?:[^']|'')*)'"
+_EQ = re.compile(rf'^\(?"?run_id"? = {_QUOTED}\)?$')
+_IN = re.compile(r'^(?:optional: )?\(?"?run_id"? IN \((.*?)\)\)?$')
+_VIEW_DDL = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?VIEW|DROP\s+VIEW)\b", re.I)
 
 
-def _sources(root: Path | Snapshot, only_runs: list[str] | None) -> dict[str, str | None]:
-    """Per table, the ``read_parquet`` file argument of its view (a glob, or a list of paths when ``only_runs``;
-    on object storage the list of committed files, :meth:`Snapshot.sources`), or None when the table has no file
-    (or no run is published)."""
+@dataclass(frozen=True)
+class Sources:
+    """The files a store's database reads, listed once when it is built.
+
+    - ``parts``: table -> run id -> its partition file (path or URL), of every partition folder found;
+    - ``compacted``: table -> the compacted files of the committed generation (compacted.json);
+    - ``published``: run id -> ``partition`` or ``compacted``, each published run once (``__published``)."""
+
+    parts: dict[str, dict[str, str]]
+    compacted: dict[str, list[str]]
+    published: dict[str, str]
+    local: bool
+
+    def files(self, table: str, source: str, runs: Runs) -> list[str]:
+        """The files of ``table`` from ``source`` that hold rows of ``runs`` (None: every run)."""
+        if source == "compacted":
+            held = self.compacted.get(table, [])
+            return held if runs is None or any(self.published.get(r) == "compacted" for r in runs) else []
+        parts = self.parts.get(table, {})
+        ids = sorted(parts) if runs is None else sorted(r for r in runs if r in parts)
+        ids = [r for r in ids if self.published.get(r) == "partition"]
+        if self.local:  # a folder being removed, or a run whose runs file is not in place: not read
+            marker = self.parts["runs"]
+            ids = [
+                r for r in ids if os.path.exists(parts[r]) and (table == "runs" or os.path.exists(marker[r]))
+            ]
+        return [parts[r] for r in ids]
+
+    def largest(self) -> int:
+        """Partition files of the largest table."""
+        return max((len(p) for p in self.parts.values()), default=0)
+
+
+def _local_parts(root: Path, table: str) -> dict[str, str]:
+    d = root / table
+    try:
+        names = os.listdir(d)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    return {n[7:]: f"{d}/{n}/{PART}" for n in names if n.startswith("run_id=")}
+
+
+def take_sources(root: Path | Snapshot, only_runs: list[str] | None) -> Sources:
+    """List the store's files: partition folders (one ``scandir`` per table), the compaction manifest, and which
+    published run lives where. ``only_runs``: these runs only."""
+    keep = set(only_runs) if only_runs is not None else None
     if isinstance(root, Snapshot):
-        return root.sources(only_runs)
-    if only_runs is not None:
-        files = {
-            t: [str(p) for r in only_runs if (p := partition(root, t, r) / PART).exists()] for t in ALL_TABLES
-        }
-        out = {
-            t: "[" + ", ".join(f"'{sql_str(f)}'" for f in fs) + "]" if fs else None for t, fs in files.items()
-        }
+        parts = {t: dict(root.files[t]) for t in ALL_TABLES}
+        compacted: dict[str, list[str]] = {}
+        in_compacted: frozenset[str] = frozenset()
     else:
-        out = {t: f"'{sql_str(table_glob(root, t))}'" if has_files(root, t) else None for t in ALL_TABLES}
-    if out["runs"] is None:
-        out = dict.fromkeys(ALL_TABLES)
-    return out
+        parts = {t: _local_parts(root, t) for t in ALL_TABLES}
+        manifest = read_manifest(root)
+        compacted = {t: [str(root / f) for f in fs] for t, fs in manifest.files.items()}
+        in_compacted = manifest.runs
+    if keep is not None:
+        parts = {t: {r: f for r, f in p.items() if r in keep} for t, p in parts.items()}
+    local = not isinstance(root, Snapshot)
+    # a runs folder counts as published; whether its file is in place is checked for the files a query binds
+    published = dict.fromkeys(parts["runs"], "partition")
+    for r in in_compacted:
+        if r not in published and (keep is None or r in keep):
+            published[r] = "compacted"
+    return Sources(parts, compacted, published, local)
 
 
-def _create_failing_view(con: Any, table: str, error: str) -> None:
+def _failing_view(con: Any, table: str, error: str) -> None:
     """View ``table`` with the table's columns whose every read raises ``error`` plus a pointer to ``rl doctor``
     (``failing_view.sql``)."""
     message = sql_str(f"{error} (Store.doctor / `rl doctor` lists every damaged file of the store)")
@@ -57,25 +134,171 @@ def _create_failing_view(con: Any, table: str, error: str) -> None:
     con.execute(sql_template(PKG, "failing_view.sql", table=table, columns=cols, message=f"'{message}'"))
 
 
-def _create_views(con: Any, root: Path | Snapshot, only_runs: list[str] | None) -> None:
-    """Views ``runs`` and one per data table: a data view keeps only rows whose run has a ``runs`` row; a table
-    without files is an empty table with the declared columns; a table whose files DuckDB cannot bind (a damaged
-    footer) a view that fails when read, naming the file (:func:`_create_failing_view`)."""
-    import duckdb
+def _columns(table: str) -> str:
+    return ", ".join(f'CAST("{f.name}" AS {duck_type(f.type)}) AS "{f.name}"' for f in TABLES[table])
 
-    where = sql_template(PKG, "where_published.sql")
-    sources = _sources(root, only_runs)
-    for t in ("runs", *DATA_TABLES):  # runs first: the data views read it
-        files = sources[t]
-        if files is None:
-            cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
-            con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
-        else:
-            clause = where if t in DATA_TABLES else ""
+
+def _filter_runs(filters: Any) -> frozenset[str] | None:
+    """The runs a scan's pushed-down ``Filters`` (EXPLAIN JSON: a text or a list of texts, ANDed) restrict
+    ``run_id`` to, or None when none of them does (``run_id = 'X'``, ``run_id IN ('X', 'Y')``, either optional)."""
+    items = [filters] if isinstance(filters, str) else list(filters or [])
+    out: frozenset[str] | None = None
+    for item in items:
+        for text in str(item).split("\n"):
+            text = text.strip()
+            runs: frozenset[str] | None = None
+            if m := _EQ.match(text):
+                runs = frozenset([m.group(1).replace("''", "'")])
+            elif m := _IN.match(text):
+                values = re.findall(_QUOTED, m.group(1))
+                if ", ".join(f"'{v}'" for v in values) == m.group(1):
+                    runs = frozenset(v.replace("''", "'") for v in values)
+            if runs is not None:
+                out = runs if out is None else out & runs
+    return out
+
+
+def scan_runs(plan: Any) -> dict[str, Runs] | None:
+    """Per store table, the runs its scans in ``plan`` (EXPLAIN JSON over the empty stand-ins) read: a set when
+    every scan of it is filtered on run ids, None when one is not, an empty set for a table no scan reads. None
+    when the plan holds no scan of a stand-in (the caller then reads every file)."""
+    found: dict[str, Runs] = {}
+    stack = list(plan) if isinstance(plan, list) else [plan]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        info = node.get("extra_info")
+        table = info.get("Table") if isinstance(info, dict) else None
+        name = table.rsplit(".", 1)[-1] if isinstance(table, str) else ""
+        if name.startswith("__empty_") and name[8:] in ALL_TABLES:
+            runs = _filter_runs(info.get("Filters"))  # type: ignore[union-attr]
+            prev = found.get(name[8:], frozenset())
+            found[name[8:]] = None if runs is None or prev is None else prev | runs
+        stack.extend(node.get("children") or [])
+    if not found:
+        return None
+    return {t: found.get(t, frozenset()) for t in ALL_TABLES}
+
+
+class Database:
+    """One store's DuckDB database and what its table views read now (:func:`build`); :meth:`cursor` gives the
+    cursors callers use. ``prune``: views are pointed query by query (see the module docstring)."""
+
+    def __init__(self, con: Any, sources: Sources, prune: bool) -> None:
+        self.con = con
+        self.sources = sources
+        self.prune = prune
+        self.pointed: dict[str, tuple[tuple[str, ...], ...]] = {}
+
+    def cursor(self) -> StoreCursor:
+        """A new cursor of this database."""
+        return StoreCursor(self, self.con.cursor())
+
+    def reading(self, table: str) -> list[str]:
+        """The files ``table``'s view reads now (partitions, then compacted files): after a query, what it bound."""
+        return [f for files in self.pointed.get(table, ()) for f in files]
+
+    def point(self, con: Any, runs: dict[str, Runs]) -> None:
+        """Make each table's view read the files of ``runs[table]`` (None: all), creating only the views whose
+        files change. A table whose files DuckDB cannot bind (a damaged footer) gets a view that fails when read,
+        naming the file; the other tables still work."""
+        import duckdb
+
+        for t in ("runs", *[t for t in ALL_TABLES if t != "runs"]):
+            lists = tuple(tuple(self.sources.files(t, src, runs.get(t, frozenset()))) for src in SOURCES)
+            if self.pointed.get(t) == lists:
+                continue
+            branches = []
+            for src, files in zip(SOURCES, lists, strict=True):
+                if files:  # a literal list: a DuckDB variable would be one cursor's only
+                    listed = "[" + ", ".join(f"'{sql_str(f)}'" for f in files) + "]"
+                    branches.append(sql_template(PKG, "read_branch.sql", files=listed, source=src))
+            view = sql_template(
+                PKG, "table_view.sql", table=t, columns=_columns(t), sources="\n".join(branches)
+            )
             try:
-                con.execute(sql_template(PKG, "table_view.sql", table=t, files=files, where=clause))
+                con.execute(view)
             except duckdb.Error as e:  # a damaged footer: this table fails when read, the others work
-                _create_failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
+                _failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
+            self.pointed[t] = lists
+
+    def plan_runs(self, con: Any, sql: str, params: Any) -> dict[str, Runs] | None:
+        """The runs each table's scans read when ``con`` runs ``sql`` (:func:`scan_runs`), from its plan over the
+        empty stand-ins; None when it cannot be planned (then every file is read). A table a temporary view of
+        the caller's hides (``queries.fetch``'s ``tables=``) is planned as that view reads it."""
+        import duckdb
+
+        hidden = {r[0] for r in con.execute(sql_file(PKG, "temp_views.sql")).fetchall()}
+        made = [t for t in ALL_TABLES if t not in hidden]
+        try:
+            for t in made:
+                con.execute(sql_template(PKG, "plan_view.sql", table=t))
+            rows = con.execute(sql_template(PKG, "explain_plan.sql", query=sql), params or None).fetchall()
+            plan = json.loads(rows[0][1])
+        except (duckdb.Error, IndexError, ValueError):
+            return None
+        finally:
+            for t in made:
+                con.execute(sql_template(PKG, "drop_plan_view.sql", table=t))
+        return scan_runs(plan)
+
+    def prepare(self, con: Any, sql: str, params: Any) -> None:
+        """Point the views at what statement ``sql`` reads (see the module docstring): a single SELECT its
+        planned runs, a view's creation or removal nothing new, anything else every file."""
+        import duckdb
+
+        if not self.prune or not isinstance(sql, str):
+            return
+        try:
+            statements = con.extract_statements(sql)
+        except duckdb.Error:
+            return  # running it raises the same error
+        if len(statements) == 1 and _VIEW_DDL.match(statements[0].query):
+            return
+        runs = None
+        if len(statements) == 1 and statements[0].type.name == "SELECT":
+            runs = self.plan_runs(con, sql, params)
+        self.point(con, runs if runs is not None else dict.fromkeys(ALL_TABLES))
+
+
+class StoreCursor:
+    """A DuckDB cursor of a store's :class:`Database`: ``execute``, ``sql`` and ``query`` first point the table
+    views at the files the statement reads (:meth:`Database.prepare`); everything else is the cursor's own."""
+
+    def __init__(self, db: Database, con: Any) -> None:
+        self._db = db
+        self._con = con
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+    def __enter__(self) -> StoreCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._con.close()
+
+    def cursor(self) -> StoreCursor:
+        """A new cursor of the same database."""
+        return self._db.cursor()
+
+    @property
+    def database(self) -> Database:
+        """The :class:`Database` this cursor belongs to."""
+        return self._db
+
+    def execute(self, query: Any, parameters: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """DuckDB's ``execute``, after pointing the views (returns the underlying cursor, as DuckDB does)."""
+        self._db.prepare(self._con, query, parameters)
+        return self._con.execute(query, parameters, *args, **kwargs)
+
+    def sql(self, query: Any, *args: Any, params: Any = None, **kwargs: Any) -> Any:
+        """DuckDB's ``sql`` (a relation), after pointing the views."""
+        self._db.prepare(self._con, query, params)
+        return self._con.sql(query, *args, params=params, **kwargs)
+
+    query = sql
 
 
 def lock_down(con: Any, root: Path | Snapshot) -> None:
@@ -83,6 +306,12 @@ def lock_down(con: Any, root: Path | Snapshot) -> None:
     params = {"dirs": [root.allowed_directory() if isinstance(root, Snapshot) else str(root.resolve()) + "/"]}
     for stmt in con.extract_statements(sql_file(PKG, "lock_down.sql")):
         con.execute(stmt.query, {k: params[k] for k in stmt.named_parameters})
+
+
+def _check_planner(db: Database) -> bool:
+    """Whether this DuckDB's plans show the run filters :func:`scan_runs` reads (else every file is read)."""
+    probe = db.plan_runs(db.con, sql_file(PKG, "probe_plan.sql"), None)
+    return probe is not None and probe.get("runs") == frozenset(["x"])
 
 
 def build(
@@ -93,15 +322,15 @@ def build(
     *,
     after: str = "",
     unsafe: bool = False,
-) -> Any:  # -> duckdb.DuckDBPyConnection
+) -> Database:
     """An in-memory DuckDB database with one view per store table (``runs``, ``kernels``, ``metrics``,
-    ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``), each reading ``root/<table>/*/*.parquet`` (or only the
-    files of ``only_runs``). An empty store gives empty views with the declared columns. ``setup`` is run first
-    (macros, persistent so that every cursor sees them); ``extra_views`` maps view names to SQL bodies created
-    after the table views; ``after`` runs once they exist (table macros bind to them when created). Unless
-    ``unsafe``, the database is then locked down (:func:`lock_down`). ``root`` a :class:`Snapshot`: a store on
-    object storage, read through its fsspec filesystem registered with the database. Raises
-    ``duckdb.Error`` when a statement fails."""
+    ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``) over the store's files (or only the files of
+    ``only_runs``); see the module docstring for what each view reads. An empty store gives empty views with the
+    declared columns. ``setup`` is run first (macros, persistent so that every cursor sees them); ``extra_views``
+    maps view names to SQL bodies created after the table views; ``after`` runs once they exist (table macros bind
+    to them when created). Unless ``unsafe``, the database is then locked down (:func:`lock_down`). ``root`` a
+    :class:`Snapshot`: a store on object storage, read through its fsspec filesystem registered with the database.
+    Raises ``duckdb.Error`` when a statement fails."""
     import duckdb
 
     con = duckdb.connect()
@@ -109,14 +338,26 @@ def build(
         root.register(con)
     if setup:
         con.execute(setup)
-    _create_views(con, root, only_runs)
+    sources = take_sources(root, only_runs)
+    for t in ALL_TABLES:
+        cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
+        con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
+    runs = sorted(sources.published)
+    con.execute(
+        sql_file(PKG, "published.sql"), {"runs": runs, "sources": [sources.published[r] for r in runs]}
+    )
+    db = Database(con, sources, sources.largest() >= PRUNE_FROM)
+    if db.prune:
+        con.execute(sql_file(PKG, "plan_settings.sql"))
+        db.prune = _check_planner(db)
+    db.point(con, {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES))
     for name, body in (extra_views or {}).items():
         con.execute(sql_template(PKG, "named_view.sql", name=name, body=body))
     if after:
         con.execute(after)
     if not unsafe:
         lock_down(con, root)
-    return con
+    return db
 
 
 def refuse_writes(con: Any, sql: str) -> None:

@@ -1,7 +1,7 @@
--- empty_table: a table of the store that has no file yet, declared in DDL with its columns (Store.connect):
--- registering an empty Arrow table instead costs 0.17 s the first time, most of a cold `rl sql`.
+-- empty_table: the typed, empty stand-in of one store table (database.build): every view of the table unions its
+-- files with it BY NAME, so a column no file has yet reads as NULL with its declared type, and the query planner
+-- plans a one-run query on it (database.plan_runs) before any file is bound.
 -- Template slots (filled by Python): {table} = a table name of rooflake.schema.TABLES; {columns} = its column
 -- definitions ("name" TYPE, ...; rooflake.schema.duck.duck_type).
 -- Columns: those of the table (rooflake.schema.TABLES), no rows.
-CREATE TABLE __empty_{table} ({columns});
-CREATE VIEW {table} AS SELECT * FROM __empty_{table}
+CREATE TABLE __empty_{table} ({columns})

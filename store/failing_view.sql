@@ -5,5 +5,5 @@
 -- `CAST(error(<message>) AS <type>) AS "<name>"` per column (every column read raises); {message} = the message
 -- as a quoted SQL string (rooflake.schema.duck.sql_literal).
 -- Columns: those of the table (rooflake.schema.TABLES); reading any row raises the message.
-CREATE VIEW {table} AS
+CREATE OR REPLACE VIEW main.{table} AS
 SELECT {columns} FROM (SELECT 1 AS one) AS o WHERE error({message}) IS NULL

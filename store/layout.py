@@ -58,13 +58,21 @@ def table_glob(root: Path, table: str) -> str:
 
 
 def run_ids(root: Path, table: str = "runs") -> list[str]:
-    """Sorted ids of the runs that have a partition file of ``table`` (``runs``: the published runs)."""
+    """Sorted ids of the runs that have a partition file of ``table`` (``runs``: the published runs, with those
+    the last compaction holds, :mod:`rooflake.store.compact`)."""
     d = root / table
-    if not d.is_dir():
-        return []
-    return sorted(
-        p.name.split("=", 1)[1] for p in d.iterdir() if p.name.startswith("run_id=") and (p / PART).exists()
-    )
+    ids = set()
+    if d.is_dir():
+        ids = {
+            p.name.split("=", 1)[1]
+            for p in d.iterdir()
+            if p.name.startswith("run_id=") and (p / PART).exists()
+        }
+    if table == "runs":
+        from rooflake.store.compact import compacted_runs
+
+        ids |= compacted_runs(root)
+    return sorted(ids)
 
 
 def has_files(root: Path, table: str) -> bool:

@@ -216,6 +216,14 @@ def _store_error(root: Path, e: OSError) -> StoreError:
     return StoreError(f"cannot write store {root}: {e}")
 
 
+def is_published(root: Path, run_id: str) -> bool:
+    """Whether run ``run_id`` is in the store: its ``runs`` file exists, or the last compaction holds it
+    (:mod:`rooflake.store.compact`)."""
+    from rooflake.store.compact import compacted_runs
+
+    return (partition(root, "runs", run_id) / PART).exists() or run_id in compacted_runs(root)
+
+
 def publish(
     root: Path, run_id: str, tables: dict[str, pa.Table | DuckTable], *, force: bool = False
 ) -> PublishResult:
@@ -224,13 +232,13 @@ def publish(
     exists and not ``force``, nothing is written (status ``exists``). Safe against concurrent publishers. Raises
     :class:`StoreError` when the store cannot be written; the store is then as before."""
     staging = ensure_root(root)
-    if (partition(root, "runs", run_id) / PART).exists() and not force:
+    if is_published(root, run_id) and not force:
         return PublishResult(run_id, "exists")
     stage = staging / f"{run_id}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
         stage_run(stage, run_id, tables)
         with store_lock(root):
-            existed = (partition(root, "runs", run_id) / PART).exists()
+            existed = is_published(root, run_id)
             if existed and not force:
                 return PublishResult(run_id, "exists")
             swap_in(root, run_id, stage)
