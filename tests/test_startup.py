@@ -58,3 +58,28 @@ def test_lazy_names_are_the_defining_modules_objects() -> None:
 
     assert render.roofline_chart is roofline_chart
     assert schema.TABLES is TABLES
+
+
+def test_ncu_ingest_workers_never_import_pandas(tmp_path) -> None:
+    """pyarrow imports pandas where it is installed when Arrow is built from Python lists; an ingest worker must not
+    pay for it (issue 14). A stand-in ``pandas`` on the path records every import of it."""
+    import os
+
+    from _support import fixture
+
+    fake = tmp_path / "site" / "pandas"
+    fake.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (fake / "__init__.py").write_text(
+        f"import os\nopen({str(marker)!r} + '.' + str(os.getpid()), 'w').close()\nraise ImportError('stand-in')\n"
+    )
+    reports = [fixture("AveryClapp__ESMM-Research__profile_output"), fixture("AlpriElse__cs599k__silu")]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    code = "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
+    args = ["ingest", *map(str, reports), "--store", str(tmp_path / "s"), "--workers", "2"]
+    p = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("ingested") == 2
+    assert not list(tmp_path.glob("imported.*"))
