@@ -10,6 +10,7 @@ user's Spark SQL over all of them (``rl sql --engine spark``).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ REGISTER_CONF = {"spark.sql.optimizer.dynamicPartitionPruning.enabled": "false"}
 
 def session(master: str | None = None) -> Any:  # -> pyspark.sql.SparkSession
     """A Spark session for rooflake: Spark Connect at ``$SPARK_REMOTE`` when set (pyspark's own rule), else the
-    master URL ``master`` or ``$RL_SPARK_MASTER``, else ``local[*]`` (with :data:`LOCAL_CONF`). Raises
+    master URL ``master`` or ``$RL_SPARK_MASTER``, else ``local[*]`` (a local master with :data:`LOCAL_CONF`, its
+    Python workers on this interpreter unless ``$PYSPARK_PYTHON``). Raises
     :class:`QueryError` when pyspark is not installed (the fix: ``pip install 'rooflake[spark]'``, and Java 17)."""
     try:
         from pyspark.sql import SparkSession
@@ -54,6 +56,8 @@ def session(master: str | None = None) -> Any:  # -> pyspark.sql.SparkSession
         if url.startswith("local"):
             for k, v in LOCAL_CONF.items():
                 builder = builder.config(k, v)
+            # Python workers on this interpreter (where rooflake is installed), not the first python3 on PATH
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return builder.getOrCreate()
 
 

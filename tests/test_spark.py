@@ -1,8 +1,8 @@
 """The named queries on Spark (issue 15): every query gives the same rows on Spark (pyspark, local mode) as on DuckDB
 over a store of real fixture runs (order-insensitive, floats to 1e-9 relative); each hand fix of the DuckDB → Spark
 translation (rooflake.spark.translate.REWRITES) checked on both engines; unpublished runs hidden; rl sql --engine
-spark. One Spark session for the module (two cores, two shuffle partitions, no UI). Skipped without pyspark,
-sqlglot or Java."""
+spark; ingest fanned out over two local executors equal to a plain ingest. One Spark session for the module
+(two cores, one shuffle partition, no UI). Skipped without pyspark, sqlglot or Java."""
 
 from __future__ import annotations
 
@@ -73,8 +73,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 @pytest.fixture(scope="module")
 def spark(store: Store) -> Any:
-    s = rs.session("local[2]")
-    s.conf.set("spark.sql.shuffle.partitions", "2")
+    s = rs.session("local[2]")  # two executor threads: the machine has two cores
+    s.conf.set("spark.sql.shuffle.partitions", "1")  # kilobytes of rows: one reducer, no adaptive re-planning
+    s.conf.set("spark.sql.adaptive.enabled", "false")
     s.sparkContext.setLogLevel("ERROR")
     rs.register(s, store)
     yield s
@@ -324,3 +325,38 @@ def test_rl_sql_engine_spark(spark: Any, store: Store) -> None:
     )
     assert bad.exit_code == 1 and "Error:" in bad.output
     rs.register(spark, store)
+
+
+# ---- ingest fanned out -------------------------------------------------------------------------------------------
+
+
+def _contents(root: Path) -> dict[str, list[str]]:
+    """Every table's rows (``runs`` without ``ingested_at``), as sorted reprs: a store's content."""
+    from rooflake.store import ALL_TABLES
+
+    s = Store(root)
+    out = {}
+    for t in ALL_TABLES:
+        rows = s.query(f"SELECT * FROM {t}").to_pylist()
+        out[t] = sorted(repr({k: v for k, v in r.items() if k != "ingested_at"}) for r in rows)
+    return out
+
+
+def test_ingest_on_executors_equals_a_plain_ingest(spark: Any, tmp_path: Path, fixture_store: Path) -> None:
+    """Every fixture .ncu-rep and a file no reader knows, over the two local executors: one result per file in the
+    order given (the bad one an error naming it), a store equal to the process pool's (conftest fixture_store);
+    again: each file 'exists' (the run id is the file's SHA-256)."""
+    from rooflake.pipeline import ingest_file
+
+    from _support import NCU_REPORTS
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a report\n")
+    paths = [*NCU_REPORTS, bad]
+    results = rs.ingest(spark, paths, tmp_path / "s", ingest_file)
+    assert [r["path"] for r in results] == [str(p) for p in paths]
+    assert [r["status"] for r in results] == ["ingested"] * len(NCU_REPORTS) + ["error"]
+    assert "notes.txt" in results[-1]["error"] and results[0]["kernels"] >= 1
+    assert _contents(tmp_path / "s") == _contents(fixture_store)
+    again = rs.ingest(spark, paths[:3], tmp_path / "s", ingest_file)
+    assert [r["status"] for r in again] == ["exists"] * 3
