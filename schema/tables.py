@@ -36,7 +36,13 @@ RUNS = _schema(
         ("source_path", _STR, "", "absolute path of the ingested file", "argument"),
         ("source_sha256", _STR, "", "SHA-256 of the source file", "sha256(file)"),
         ("source_bytes", _I64, "byte", "size of the source file", "stat"),
-        ("source_format", _STR, "", "ncu-rep | nsys-sqlite | ncu-csv | ert-json | torch-trace", "magic bytes"),
+        (
+            "source_format",
+            _STR,
+            "",
+            "ncu-rep | nsys-sqlite | ncu-csv | ert-json | torch-trace",
+            "magic bytes",
+        ),
         ("producer", _STR, "", "producing tool and version as written in the file", "file text"),
         (
             "source_schema_version",
@@ -217,7 +223,13 @@ KERNELS = _schema(
         ),
         ("bytes_l2", _F64, "byte", "L2 bytes (lts2xbar x32, xbar2l1tex reads, or lts__t_bytes)", "lts__*"),
         ("bytes_dram", _F64, "byte", "DRAM/HBM bytes", "dram__bytes.sum"),
-        ("provenance", _LABELS, "", "quantity -> formula used, or 'NULL: <reason>'", "ingest"),
+        (
+            "provenance",
+            _LABELS,
+            "",
+            "quantity -> formula used, or 'NULL: <reason>'; 'tensor_roof' -> the kernel's tensor roof (a ceiling name)",
+            "ingest",
+        ),
         (
             "flags",
             pa.list_(_STR),
@@ -290,7 +302,13 @@ CEILINGS = _schema(
             "kernels.kernel_id",
         ),
         ("machine_key", _STR, "", "gpu name | cc | sm clock (MHz)", "ingest"),
-        ("ceiling", _STR, "", "DRAM, L2, L1, FP64, FP32, FP16, TENSOR_<SRC>", "catalog"),
+        (
+            "ceiling",
+            _STR,
+            "",
+            "DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>][ SPARSE] (e.g. TENSOR FP16→FP32)",
+            "catalog",
+        ),
         ("kind", _STR, "", "bandwidth | compute", "catalog"),
         (
             "value",
@@ -462,7 +480,13 @@ ESTIMATES = _schema(
         ),
         ("phase", _STR, "", "forward | backward", "torch autograd"),
         ("op", _STR, "", "ATen operator (aten.convolution, aten.addmm, ...)", "torch dispatch"),
-        ("dtype", _STR, "", "dtype of the op's first floating-point input (float32, bfloat16, ...)", "tensor"),
+        (
+            "dtype",
+            _STR,
+            "",
+            "dtype of the op's first floating-point input (float32, bfloat16, ...)",
+            "tensor",
+        ),
         ("input_shapes", pa.list_(_STR), "", "shape of each tensor input, e.g. '1x3x224x224'", "tensor"),
         ("output_shapes", pa.list_(_STR), "", "shape of each tensor output", "tensor"),
         (
@@ -487,7 +511,13 @@ ESTIMATES = _schema(
             "every tensor input (weights included) and output of the op once, at its dtype; 0 for views",
             "shapes x element size",
         ),
-        ("bytes_l1", _F64, "byte", "modelled L1 traffic (DeLTA-style; NULL: no traffic model for the op)", "traffic_model"),
+        (
+            "bytes_l1",
+            _F64,
+            "byte",
+            "modelled L1 traffic (DeLTA-style; NULL: no traffic model for the op)",
+            "traffic_model",
+        ),
         ("bytes_l2", _F64, "byte", "modelled L2 traffic (NULL: no traffic model)", "traffic_model"),
         (
             "bytes_dram",

@@ -197,6 +197,7 @@ def test_cli_command_bodies_are_short(path: Path) -> None:
 def test_every_data_file_is_package_data() -> None:
     """CI installs a regular wheel: a .sql/.csv file the package-data globs miss would be absent there."""
     import fnmatch
+
     import tomllib
 
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

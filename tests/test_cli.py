@@ -34,7 +34,9 @@ def test_readme_cli_reference_is_current() -> None:
 def test_readme_setup_commands_use_a_real_fixture_and_ci_runs_the_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "../shared/fixtures/ncu/AveryClapp__ESMM-Research__profile_output.ncu-rep" in readme
-    (test_cmd,) = [ln for ln in readme.splitlines() if ln.startswith(".venv/bin/pip install") and "pytest" in ln]
+    (test_cmd,) = [
+        ln for ln in readme.splitlines() if ln.startswith(".venv/bin/pip install") and "pytest" in ln
+    ]
     assert "'.[dev" in test_cmd and test_cmd.endswith(".venv/bin/python -m pytest")
     assert test_cmd in (ROOT / ".ci" / "run").read_text().splitlines()
 

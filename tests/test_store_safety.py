@@ -281,7 +281,9 @@ def test_doctor_tells_a_file_of_other_columns_from_a_damaged_one(tmp_path: Path)
     root = tmp_path / "store"
     run_id = ingest_file(REPORT, root).run_id
     part = root / "ceilings" / f"run_id={run_id}" / "part-0.parquet"
-    pq.write_table(pq.read_table(part).drop_columns(["unit"]), part)  # as an older rooflake might have written it
+    pq.write_table(
+        pq.read_table(part).drop_columns(["unit"]), part
+    )  # as an older rooflake might have written it
     (row,) = Store(root).doctor().to_pylist()
     assert (row["problem"], row["path"]) == ("other-columns", str(part))
     assert "missing ['unit']" in row["error"] and "--force" in row["error"]
