@@ -189,11 +189,11 @@ def sql(
     if not query:
         raise typer.BadParameter("give an SQL query, or --list", param_hint="QUERY")
     need_out(fmt, out)
-    params = parse_labels(param, "--param")
+    bound: dict[str, Any] = dict(parse_labels(param, "--param"))
     if engine is Engine.spark:
         from rooflake.spark import execute as spark_execute
 
-        table = spark_execute(Store(store), query, params, unsafe=unsafe)
+        table = spark_execute(Store(store), query, bound, unsafe=unsafe)
     else:
-        table = queries.execute(Store(store), query, params, unsafe=unsafe)
+        table = queries.execute(Store(store), query, bound, unsafe=unsafe)
     emit(table, fmt, out)

@@ -225,7 +225,8 @@ def trajectory_chart(
     level_text = "L1, L2 and DRAM" if level == "all" else LEVEL_LABEL[level]
     if drawn.height == 0:
         raise _nothing_drawn(df, level_text)
-    vary = (drawn.get_column("vary").drop_nulls().first() if "vary" in drawn.columns else None) or "value"
+    first = drawn.get_column("vary").drop_nulls().first() if "vary" in drawn.columns else None
+    vary = str(first) if first else "value"
     pts = _trajectories(drawn)
     roofs = _roofs(ceilings, pts, levels)
     layers, datasets, notes = _layers(pts, roofs, level_text, level == "all", vary)

@@ -85,6 +85,6 @@ def whatif(
     params |= {f"scale_{k}": float(v) for k, v in scales.items()}
     rows = fetch(connect(store), "whatif", params, what=f"what-if of run {run_id}")
     grain = rows.column("grain").to_pylist()
-    total = next((r for r, g in zip(rows.to_pylist(), grain, strict=True) if g == "run"), {})
+    total: dict[str, Any] = next((r for r, g in zip(rows.to_pylist(), grain, strict=True) if g == "run"), {})
     pick = lambda g: rows.take([i for i, x in enumerate(grain) if x == g])  # noqa: E731
     return WhatIf(run_id, dict(scales), depth, overhead, rows, total, pick("layer"), pick("kernel"))
