@@ -107,10 +107,12 @@ def report(
 ) -> None:
     """Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers and
     kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
+    from rooflake.render import engine
     from rooflake.render.report import write_report
     from rooflake.store import Store
     from rooflake.views.report import report as report_view
 
+    engine.start()  # a renderer per core, warming up while the runs are queried
     rep = report_view(Store(store), since=since, run_ids=runs, where=parse_labels(where, "--where"))
     n = len(rep.run_ids)
     res = write_report([section(r) for r in rep.runs], out, title=f"rooflake report — {n} run(s)")

@@ -30,11 +30,12 @@ def _draw_time(
 ) -> str:
     import polars as pl
 
-    from rooflake.render import save_chart
+    from rooflake.render import engine, save_chart
     from rooflake.render.formats import duration
     from rooflake.store import Store
     from rooflake.views.time_roofline import time_roofline
 
+    engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     v = time_roofline(
         Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
     )
@@ -61,10 +62,11 @@ def _draw(
     depth: int,
     with_run: str | None,
 ) -> str:
-    from rooflake.render import roofline_chart, save_chart, zero_flop_table
+    from rooflake.render import engine, roofline_chart, save_chart, zero_flop_table
     from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
+    engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     v = roofline(Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run)
     title = roofline_title(v.run, v.run_id, v.grain, depth)
     chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import altair as alt
 import polars as pl
-import vl_convert as vlc
 
+from rooflake.render import engine
 from rooflake.render.files import write_file
 from rooflake.render.formats import duration, share, truncate_text
 from rooflake.render.inputs import values
@@ -121,17 +121,21 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
 
 
 def _spec_dict(chart: Any) -> dict[str, Any]:
-    """``chart.to_dict()``, the top-level ``datasets`` set aside while Altair walks and validates the spec.
+    """``chart.to_dict()`` without validation, the top-level ``datasets`` set aside while Altair walks the spec.
 
     Altair visits every value of every row in ``to_dict``: seconds for a run of a few thousand kernels. The
-    datasets of :func:`roofline_chart` are plain JSON rows already, so they are put back unvisited.
+    datasets of :func:`roofline_chart` are plain JSON rows already, so they are put back unvisited. Validating
+    against the Vega-Lite schema took a third of a report's time; the charts are built by this package, and
+    tests/test_render_speed.py checks that every kind validates and gives this same spec.
     """
     datasets = getattr(chart, "datasets", alt.Undefined)
     if not isinstance(datasets, dict) or not datasets:
-        return chart.to_dict()
-    light = chart.copy(deep=True, ignore=["datasets"])
-    light.datasets = alt.Undefined
-    spec = light.to_dict()
+        return chart.to_dict(validate=False)
+    chart.datasets = alt.Undefined  # set aside, not copied: a deep copy of the chart cost more than the walk
+    try:
+        spec = chart.to_dict(validate=False)
+    finally:
+        chart.datasets = datasets
     spec["datasets"] = {**spec.get("datasets", {}), **datasets}
     return spec
 
@@ -177,7 +181,8 @@ def save_chart(
       the run) has rows, an HTML table "Kernels without FLOPs (no place on a log-AI axis)" follows the chart:
       name (truncated, full name on hover), short name, duration, share of time, and the total share.
     - ``.png`` (scale 2) / ``.svg``: rendered by vl-convert (``vegalite_to_png`` / ``vegalite_to_svg``), no
-      browser; a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
+      browser, in a renderer process when :func:`rooflake.render.engine.start` was called (its JavaScript engine
+      warmed up meanwhile); a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
 
     ``below`` columns: ``name``, ``short_name``, ``duration_ns`` (ns), ``share_of_time`` (0..1),
     ``total_share_of_time`` and ``run_id`` (for the total). The file is written by the rule of
@@ -200,11 +205,8 @@ def save_chart(
     if below is not None and below.height > 0:
         spec = _vconcat(spec, _spec_dict(_below_chart(below)))
     spec_json = json.dumps(spec, allow_nan=False)
-    if suffix == ".png":
-        data: bytes = vlc.vegalite_to_png(spec_json, scale=2)
-    else:
-        data = vlc.vegalite_to_svg(spec_json).encode("utf-8")
-    write_file(path, data)
+    fmt, scale = ("png", 2.0) if suffix == ".png" else ("svg", 1.0)
+    engine.submit(engine.render_files, spec_json, [(str(path), fmt, scale)]).result()
 
 
 def spec_dict(chart: Any) -> dict[str, Any]:

@@ -1,0 +1,67 @@
+"""Charts fast (issue 14): the unvalidated spec equals Altair's validated one for every chart kind, and a report
+renders its charts in renderer processes (rooflake.render.engine), errors included."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rooflake.pipeline import ingest_paths
+from rooflake.render import engine, roofline_chart, save_chart, spec_dict, time_roofline_chart
+from rooflake.render.report import write_report
+from rooflake.schema import OutputError
+from rooflake.store import Store
+from rooflake.views.roofline import roofline
+from rooflake.views.time_roofline import time_roofline
+
+from _support import fixture
+
+
+@pytest.fixture(scope="module")
+def charts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("store")
+    (r,) = list(ingest_paths([fixture("AveryClapp__ESMM-Research__profile_output")], root))
+    v = roofline(Store(root), r.run_id, "all")
+    t = time_roofline(Store(root), r.run_id, level="dram", launch_overhead_ns=1000)
+    return {
+        "roofline": roofline_chart(v.points, v.ceilings, level="all", precision="all", title="t"),
+        "time": time_roofline_chart(t.points, t.ceilings, level="dram"),
+    }
+
+
+def test_the_fast_spec_is_the_validated_spec(charts) -> None:
+    for name, chart in charts.items():
+        validated = chart.to_dict()  # type: ignore[attr-defined]  # raises when the spec breaks the schema
+        assert spec_dict(chart) == validated, name
+        assert spec_dict(chart) == validated, name  # the chart is left as it was
+
+
+def test_a_report_renders_in_renderer_processes(charts, tmp_path) -> None:
+    engine.start(2)
+    try:
+        assert engine.submit(os.getpid).result() != os.getpid()
+        sections = [
+            {"title": "a", "charts": list(charts.items())},
+            {"title": "b", "charts": [("r", charts["roofline"])]},
+        ]
+        res = write_report(sections, tmp_path / "rep")
+    finally:
+        engine.stop()
+    files = sorted(p.name for p in (tmp_path / "rep" / "charts").iterdir())
+    assert res["charts"] == 3 and len(files) == 6
+    assert all((tmp_path / "rep" / "charts" / f).stat().st_size > 1000 for f in files)
+    assert (tmp_path / "rep" / "charts" / files[0]).read_bytes()[:4] in (b"\x89PNG", b"<svg")
+
+
+def test_a_renderer_error_reaches_the_caller(charts, tmp_path) -> None:
+    (tmp_path / "file").write_text("")
+    engine.start(1)
+    try:
+        with pytest.raises(OutputError, match="file"):
+            save_chart(charts["roofline"], tmp_path / "file" / "x.png")  # a parent that is a file
+        save_chart(charts["roofline"], tmp_path / "ok.svg")
+    finally:
+        engine.stop()
+    assert Path(tmp_path / "ok.svg").read_text().startswith("<svg")
