@@ -55,6 +55,7 @@ Runs = frozenset[str] | None
 _QUOTED = r"'((?:[^']|'')*)'"
 _EQ = re.compile(rf'^\(?"?run_id"? = {_QUOTED}\)?$')
 _IN = re.compile(r'^(?:optional: )?\(?"?run_id"? IN \((.*?)\)\)?$')
+_CREATED = re.compile(r"\b(?:MACRO|VIEW|TABLE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:main\.)?\"?(\w+)", re.I)
 _VIEW_DDL = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?VIEW|DROP\s+VIEW)\b", re.I)
 
 
@@ -190,6 +191,23 @@ class Database:
         self.sources = sources
         self.prune = prune
         self.pointed: dict[str, tuple[tuple[str, ...], ...]] = {}
+        #: (name, CREATE statement) of the macros and named views not created yet, in creation order
+        self.pending: list[tuple[str, str]] = []
+
+    def defer(self, statements: list[tuple[str, str]]) -> None:
+        """Create these named objects (macros, views, table macros; dependencies first) when a statement first
+        names them (:meth:`create_needed`): a command that runs two queries does not pay for creating thirty."""
+        self.pending += statements
+
+    def create_needed(self, con: Any, sql: str | None) -> None:
+        """Create the deferred objects ``sql`` names, with those their own text names (every one when ``sql`` is
+        None), in their creation order."""
+        if not self.pending:
+            return
+        needed = {n for n, _ in self.pending} if sql is None else _named(self.pending, sql)
+        for name, statement in [p for p in self.pending if p[0] in needed]:
+            con.execute(statement)
+            self.pending.remove((name, statement))
 
     def cursor(self) -> StoreCursor:
         """A new cursor of this database."""
@@ -248,18 +266,42 @@ class Database:
         planned runs, a view's creation or removal nothing new, anything else every file."""
         import duckdb
 
-        if not self.prune or not isinstance(sql, str):
+        if not isinstance(sql, str):
             return
         try:
             statements = con.extract_statements(sql)
         except duckdb.Error:
             return  # running it raises the same error
-        if len(statements) == 1 and _VIEW_DDL.match(statements[0].query):
+        select = len(statements) == 1 and statements[0].type.name == "SELECT"
+        self.create_needed(con, sql if select or _VIEW_DDL.match(statements[0].query) else None)
+        if not self.prune or (len(statements) == 1 and _VIEW_DDL.match(statements[0].query)):
             return
-        runs = None
-        if len(statements) == 1 and statements[0].type.name == "SELECT":
-            runs = self.plan_runs(con, sql, params)
+        runs = self.plan_runs(con, sql, params) if select else None
         self.point(con, runs if runs is not None else dict.fromkeys(ALL_TABLES))
+
+
+def _named(pending: list[tuple[str, str]], sql: str) -> set[str]:
+    """Names of ``pending`` objects that ``sql`` names, directly or through their own statements."""
+    texts = dict(pending)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in texts) + r")\b", re.I)
+    found: set[str] = set()
+    todo = [sql]
+    while todo:
+        for m in pattern.finditer(todo.pop()):
+            name = next((n for n in texts if n.lower() == m.group(1).lower()), m.group(1))
+            if name not in found:
+                found.add(name)
+                todo.append(texts[name])
+    return found
+
+
+def _statements(con: Any, sql: str) -> list[tuple[str, str]]:
+    """``(name, statement)`` of each CREATE statement of ``sql`` (the name: what follows MACRO, VIEW or TABLE)."""
+    out = []
+    for st in con.extract_statements(sql):
+        m = _CREATED.search(st.query)
+        out.append((m.group(1) if m else f"#{len(out)}", st.query))
+    return out
 
 
 class StoreCursor:
@@ -300,6 +342,16 @@ class StoreCursor:
 
     query = sql
 
+    def view(self, name: str) -> Any:
+        """DuckDB's ``view`` (a relation over a view), after creating it if it was deferred."""
+        self._db.create_needed(self._con, name)
+        return self._con.view(name)
+
+    def table(self, name: str) -> Any:
+        """DuckDB's ``table`` (a relation over a table or view), after creating it if it was deferred."""
+        self._db.create_needed(self._con, name)
+        return self._con.table(name)
+
 
 def lock_down(con: Any, root: Path | Snapshot) -> None:
     """Let ``con``'s database read files under ``root`` only, and change no setting from now on (``lock_down.sql``)."""
@@ -336,8 +388,6 @@ def build(
     con = duckdb.connect()
     if isinstance(root, Snapshot):
         root.register(con)
-    if setup:
-        con.execute(setup)
     sources = take_sources(root, only_runs)
     for t in ALL_TABLES:
         cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
@@ -351,10 +401,15 @@ def build(
         con.execute(sql_file(PKG, "plan_settings.sql"))
         db.prune = _check_planner(db)
     db.point(con, {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES))
-    for name, body in (extra_views or {}).items():
-        con.execute(sql_template(PKG, "named_view.sql", name=name, body=body))
-    if after:
-        con.execute(after)
+    views = [(n, sql_template(PKG, "named_view.sql", name=n, body=b)) for n, b in (extra_views or {}).items()]
+    deferred = [
+        *(_statements(con, setup) if setup else []),
+        *views,
+        *(_statements(con, after) if after else []),
+    ]
+    for _, statement in [d for d in deferred if d[0].startswith("#")]:  # not a named object: run it now
+        con.execute(statement)
+    db.defer([d for d in deferred if not d[0].startswith("#")])
     if not unsafe:
         lock_down(con, root)
     return db

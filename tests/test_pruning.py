@@ -200,3 +200,18 @@ def test_scan_runs_unions_scans_and_gives_up_on_an_unfiltered_one() -> None:
     plan[0]["children"].append(scan("ceilings", None))
     assert database.scan_runs(plan)["ceilings"] is None
     assert database.scan_runs([{"name": "PROJECTION", "children": []}]) is None  # no stand-in seen: read all
+
+
+def test_named_objects_are_created_when_first_named(many_runs) -> None:
+    """A command that runs two queries does not create thirty views and macros; each appears when named."""
+    root, runs = many_runs
+    con = queries.connect(Store(root))
+    made = "SELECT count(*) FROM duckdb_views() WHERE view_name = $v"
+    assert con.execute(made, {"v": "kernel_roofline"}).fetchall() == [(0,)]
+    assert (
+        con.execute(f"SELECT count(*) FROM kernel_roofline WHERE run_id = '{runs[0]}'").fetchall()[0][0] > 0
+    )
+    assert con.execute(made, {"v": "kernel_roofline"}).fetchall() == [(1,)]
+    assert con.execute(made, {"v": "range_times"}).fetchall() == [(0,)]
+    assert con.view("range_times").columns  # the relation API creates it too
+    assert con.execute(f"SELECT count(*) FROM time_roofline('{runs[0]}', 1000)").fetchall()[0][0] > 0
