@@ -79,6 +79,18 @@ def test_measured_cpu_ceilings_are_within_sane_bounds(measured) -> None:
             1e9 < v[("FP64", t)] < 1e13 and 1e9 < v[("FP32", t)] < 1e13
         )  # FLOP/s: a CPU core to a big socket
         assert 5e8 < v[("DRAM", t)] < 2e12  # byte/s
+        assert 1e8 < v[("L2", t)] < 1e13  # byte/s
+
+
+def test_measured_cpu_ceilings_keep_their_order(measured) -> None:
+    """A cache-resident copy is not slower than one through DRAM, FP32 not slower than FP64 — on a quiet machine:
+    a copy timed while another process holds the core reads 100x low (seen here at load 12 on 2 cores), so the
+    comparison is skipped, saying so, when the load average exceeds the cores."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores:
+        pytest.skip(f"load average {load:.1f} on {cores} cores: other processes share the cores being timed")
+    v = _by(measured[2])
+    for t in (1, 2):
         assert (
             v[("L2", t)] > 0.9 * v[("DRAM", t)]
         )  # a cache-resident copy is not slower than one through DRAM
