@@ -297,7 +297,7 @@ def _named(pending: list[tuple[str, str]], sql: str) -> set[str]:
 
 def _statements(con: Any, sql: str) -> list[tuple[str, str]]:
     """``(name, statement)`` of each CREATE statement of ``sql`` (the name: what follows MACRO, VIEW or TABLE)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for st in con.extract_statements(sql):
         m = _CREATED.search(st.query)
         out.append((m.group(1) if m else f"#{len(out)}", st.query))
