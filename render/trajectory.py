@@ -184,6 +184,12 @@ def _sweep_text(pts: pl.DataFrame) -> str:
     return " → ".join(vals)
 
 
+def _vary_label(drawn: pl.DataFrame) -> str:
+    """The label that varies along the trajectories (the rows' ``vary``), or 'value' when they do not say."""
+    first = drawn.get_column("vary").drop_nulls().first() if "vary" in drawn.columns else None
+    return str(first) if first else "value"
+
+
 def trajectory_chart(
     rows: Table, ceilings: Table | None = None, *, level: str = "dram", title: str | None = None
 ) -> alt.LayerChart:
@@ -225,8 +231,7 @@ def trajectory_chart(
     level_text = "L1, L2 and DRAM" if level == "all" else LEVEL_LABEL[level]
     if drawn.height == 0:
         raise _nothing_drawn(df, level_text)
-    first = drawn.get_column("vary").drop_nulls().first() if "vary" in drawn.columns else None
-    vary = str(first) if first else "value"
+    vary = _vary_label(drawn)
     pts = _trajectories(drawn)
     roofs = _roofs(ceilings, pts, levels)
     layers, datasets, notes = _layers(pts, roofs, level_text, level == "all", vary)
