@@ -1,13 +1,13 @@
 # rooflake developer tasks. `make` = lint + test.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-SRC_DIRS := schema ingest store queries render views pipeline instrument cli
+SRC_DIRS := schema ingest store queries render views pipeline instrument cli spark
 # the editable install (strict mode) maps files one by one: re-install when the file list changes
 FILE_LIST := $(sort $(shell find $(SRC_DIRS) -type f \( -name '*.py' -o -name '*.sql' \) 2>/dev/null))
 STAMP := $(VENV)/.rooflake-installed
 LIST := $(VENV)/.rooflake-files
 
-.PHONY: all install test lint format bench clean
+.PHONY: all install test lint format bench fuzz clean
 all: lint test
 
 $(PY):
@@ -39,6 +39,11 @@ bench: install
 	$(PY) bench/bench.py
 	$(PY) bench/bench_nsys.py
 	$(PY) bench/bench_views.py
+	$(PY) bench/bench_instrument.py
+	$(PY) bench/bench_estimate.py
+
+fuzz: install
+	RL_FUZZ_EXAMPLES=2000 $(PY) -m pytest tests/test_fuzz.py -p no:randomly
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
