@@ -184,7 +184,3 @@ def emit(table: Any, fmt: Fmt, out: Path | None) -> None:
 def on_terminal(fmt: Fmt, out: Path | None) -> bool:
     """The result goes to the terminal as a table (where the CLI adds its summary lines)."""
     return fmt is Fmt.table and out is None
-
-
-# the names these had before cli/ was split (other command modules may still import them)
-_err, _guard, _parse_labels, _need_out, _emit = err, guard, parse_labels, need_out, emit
