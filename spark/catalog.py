@@ -26,8 +26,10 @@ MASTER_ENV = "RL_SPARK_MASTER"
 REMOTE_ENV = "SPARK_REMOTE"
 LOCAL_MASTER = "local[*]"
 # a CLI session over one store: few shuffle partitions (Spark's default, 200, is for cluster-sized data), no UI,
-# times in UTC (the store's timestamps are UTC)
+# times in UTC (the store's timestamps are UTC), and the JVM's quick JIT only (C1: a process that runs a few queries
+# never repays C2's compile time; the named queries ran in half the time in tests/test_spark.py)
 LOCAL_CONF = {
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

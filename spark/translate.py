@@ -27,7 +27,7 @@ from sqlglot.schema import MappingSchema
 
 from rooflake import queries
 from rooflake.schema import TABLES, QueryError
-from rooflake.schema.duck import duck_type
+from rooflake.spark.tables import spark_schema
 from rooflake.store import Store
 
 DUCKDB = "duckdb"
@@ -151,15 +151,16 @@ def expand_macros(tree: exp.Expr, depth: int = 0) -> exp.Expr:
 
 @functools.cache
 def source_schema() -> dict[str, dict[str, str]]:
-    """DuckDB column types (``{name: {column: type}}``) of every store table (``rooflake.schema.TABLES``) and
-    parameter-free named query (as DuckDB binds its view over an empty store): what sqlglot's type annotation
-    needs to tell a list from a string (:func:`_length_of_list`)."""
-    out = {t: {f.name: duck_type(f.type) for f in s} for t, s in TABLES.items()}
+    """Spark column types (``{name: {column: type}}``) of every store table (``rooflake.schema.TABLES``) and
+    parameter-free named query (its result's Arrow types over an empty store), by pyspark's Arrow mapping: what
+    sqlglot's type annotation needs to tell a list from a string (:func:`_length_of_list`)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    out = {t: {f.name: f.dataType.simpleString() for f in spark_schema(t).fields} for t in TABLES}
     with tempfile.TemporaryDirectory() as empty:
-        con = queries.connect(Store(empty))
         for name in queries.views():
-            rel = con.view(name)
-            out[name] = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+            arrow = queries.run(Store(empty), name).schema
+            out[name] = {f.name: f.dataType.simpleString() for f in from_arrow_schema(arrow).fields}
     return out
 
 
@@ -338,7 +339,7 @@ def to_spark(sql: str, defaults: dict[str, str] | None = None) -> str:
     try:
         tree = expand_macros(_defaults(sqlglot.parse_one(sql, read=DUCKDB), defaults or {}))
         tables: dict[str, object] = dict(source_schema())
-        schema = MappingSchema(tables, dialect=DUCKDB)
+        schema = MappingSchema(tables, dialect=SPARK)
         tree = annotate_types(
             qualify(
                 tree, schema=schema, dialect=DUCKDB, quote_identifiers=False, validate_qualify_columns=False
