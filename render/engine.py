@@ -5,9 +5,11 @@ vl-convert holds the GIL while it converts, and its first conversion in a proces
 (about 1 s); the conversions themselves take 0.05-0.3 s. So a thread cannot overlap them with anything, and a
 report that renders its charts one after another pays every one in turn. :func:`start` launches ``workers``
 processes (``spawn``: a JavaScript engine must not be forked), each warming its engine at once; :func:`submit`
-queues one chart (the spec as JSON text, the files to write), :func:`wait` collects them, raising the first error
+queues one chart (the spec as JSON text, the files to write), :func:`wait` waits for a list of them, raising the first error
 (an :class:`rooflake.schema.OutputError` naming the file, as :mod:`rooflake.render.files` raises it).
-Without :func:`start`, :func:`submit` renders in the calling process.
+Without :func:`start`, :func:`submit` renders in the calling process. The processes are spawned: a script that
+starts them needs the ``if __name__ == "__main__":`` guard (the ``rl`` command has it), so the library never
+starts them on its own.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ __all__ = ["javascript_bundle", "render_files", "start", "start_for", "start_onc
 _WARM_SPEC = '{"mark": "point", "data": {"values": [{"a": 1}]}, "encoding": {"x": {"field": "a", "type": "quantitative"}}}'
 
 _pool: ProcessPoolExecutor | None = None
-_pending: list[Future[Any]] = []
 
 
 def _warm() -> None:
@@ -40,11 +41,14 @@ def render_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> None:
 
     from rooflake.render.files import write_file
 
+    svg = vlc.vegalite_to_svg(spec_json) if any(fmt == "svg" for _, fmt, _ in outputs) else None
     for path, fmt, scale in outputs:
-        if fmt == "png":
-            data: bytes = vlc.vegalite_to_png(spec_json, scale=scale)
+        if fmt == "svg":
+            data = (svg or "").encode("utf-8")
+        elif svg is not None:  # the PNG of the SVG already laid out: vegalite_to_png lays it out again
+            data = vlc.svg_to_png(svg, scale=scale)
         else:
-            data = vlc.vegalite_to_svg(spec_json).encode("utf-8")
+            data = vlc.vegalite_to_png(spec_json, scale=scale)
         write_file(Path(path), data)
 
 
@@ -67,7 +71,7 @@ def start(workers: int | None = None) -> None:
     n = max(1, workers or os.cpu_count() or 1)
     _pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=_warm)
     for _ in range(n):  # every process starts (and warms up) now, not at the first chart
-        _pending.append(_pool.submit(os.getpid))
+        _pool.submit(os.getpid)
 
 
 def start_for(path: str | os.PathLike[str]) -> None:
@@ -95,17 +99,14 @@ def submit(fn: Any, *args: Any) -> Future[Any]:
         except BaseException as e:  # handed to the caller by result(), as a pool would
             done.set_exception(e)
         return done
-    fut = _pool.submit(fn, *args)
-    _pending.append(fut)
-    return fut
+    return _pool.submit(fn, *args)
 
 
-def wait() -> None:
-    """Wait for every submitted chart; raise the first error."""
-    global _pending
-    pending, _pending = _pending, []
-    for fut in pending:
-        fut.result()
+def wait(futures: list[Future[Any]]) -> None:
+    """Wait for every one of ``futures`` (from :func:`submit`); then raise the first error, if any."""
+    errors = [e for f in futures if (e := f.exception()) is not None]
+    if errors:
+        raise errors[0]
 
 
 def stop() -> None:
@@ -114,4 +115,3 @@ def stop() -> None:
     if _pool is not None:
         _pool.shutdown(wait=True, cancel_futures=True)
         _pool = None
-        _pending.clear()

@@ -53,9 +53,9 @@ def _chart_stem(s_i: int, c_i: int, name: str) -> str:
     return f"{s_i:02d}-{c_i:02d}-{''.join(ch if ch.isalnum() else '_' for ch in name)}"
 
 
-def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str]) -> str:
-    """The HTML of one section; writes its charts' SVG and PNG into ``charts_dir`` and appends their
-    ``vegaEmbed`` calls (spec as script-safe JSON) to ``embeds``."""
+def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str], rendering: list[Any]) -> str:
+    """The HTML of one section; submits its charts' SVG and PNG into ``charts_dir`` (their futures appended to
+    ``rendering``) and appends their ``vegaEmbed`` calls (spec as script-safe JSON) to ``embeds``."""
     parts = [f"<section><h2>{text(sec['title'])}</h2>"]
     meta = " · ".join(f"{text(k)}: {text(v)}" for k, v in sec.get("meta", {}).items())
     parts.append(f"<p class='meta'>{meta}</p>")
@@ -70,7 +70,7 @@ def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str])
             (str(charts_dir / f"{stem}.svg"), "svg", 1.0),
             (str(charts_dir / f"{stem}.png"), "png", 1.0),
         ]
-        engine.submit(engine.render_files, json.dumps(spec, allow_nan=False), outputs)
+        rendering.append(engine.submit(engine.render_files, json.dumps(spec, allow_nan=False), outputs))
     parts += [f"<h3>{text(heading)}</h3>{_table_html(table)}" for heading, table in sec.get("tables", [])]
     parts.append("</section>")
     return "".join(parts)
@@ -80,11 +80,12 @@ def report_page(sections: list[dict[str, Any]], charts_dir: Path, *, title: str 
     """The report's ``index.html`` (every section's strings escaped); writes the charts' SVG and PNG files
     (``<section>-<chart>-<name>.svg|png``) into ``charts_dir``."""
     embeds: list[str] = []
+    rendering: list[Any] = []
     bundle = engine.submit(engine.javascript_bundle)
     body = [f"<h1>{text(title)}</h1>"] + [
-        _section(i, sec, charts_dir, embeds) for i, sec in enumerate(sections)
+        _section(i, sec, charts_dir, embeds, rendering) for i, sec in enumerate(sections)
     ]
-    engine.wait()  # every chart's files written (or the first error raised)
+    engine.wait(rendering)  # every chart's files written (or the first error raised)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{text(title)}</title><style>{_STYLE}</style>"
@@ -100,7 +101,9 @@ def write_report(
     sections: list[dict[str, Any]], out_dir: str | Path, *, title: str = "rooflake report"
 ) -> dict[str, Any]:
     """Write ``index.html`` (:func:`report_page`) and ``charts/<name>.png|svg`` for every chart into ``out_dir``,
-    the charts rendered on every core (:mod:`rooflake.render.engine`).
+    the charts rendered on every core when the caller started renderer processes first
+    (:func:`rooflake.render.engine.start`, as ``rl report`` does; they are spawned, so a script calling it needs
+    the ``if __name__ == "__main__":`` guard), else here, one after another.
 
     The directory is built beside ``out_dir`` and renamed into place (:func:`rooflake.render.files.write_dir`:
     missing parents created), so a reader, or a cron run that fails, never sees half a report. Returns
@@ -113,11 +116,6 @@ def write_report(
         page = report_page(sections, tmp / "charts", title=title)
         (tmp / "index.html").write_text(page, encoding="utf-8")
 
-    started = engine.start_once()  # charts on every core, unless the caller started the renderers earlier
-    try:
-        written = write_dir(out_dir, fill)
-    finally:
-        if started:
-            engine.stop()
+    written = write_dir(out_dir, fill)
     n_charts = sum(len(sec.get("charts", [])) for sec in sections)
     return {"index": written / "index.html", "charts": n_charts}

@@ -166,6 +166,9 @@ def compact(root: Path) -> CompactResult:
     try:
         with store_lock(root):
             db = database.build(root)
+            db.union.update(
+                ALL_TABLES
+            )  # read every file by name: no guess, and streamed (never materialized)
             runs = frozenset(db.sources.published)
             generation = f"{time.time_ns():020d}"
             stage.mkdir()

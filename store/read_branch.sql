@@ -5,8 +5,9 @@
 -- a run being published (no runs file yet) is not read, and no run is read twice. The inner join with a distinct
 -- list (not `IN (subquery)`) lets DuckDB push a `run_id = 'X'` filter into the file scan.
 -- Template slots (filled by Python): {files} = the list of quoted paths or URLs (rooflake.schema.duck.sql_str);
--- {source} = 'partition' or 'compacted'.
+-- {source} = 'partition' or 'compacted'; {union} = true, or false when the first file has every declared column
+-- (a file lacking one then fails the query, which is run again with true: database.Database.widen).
 -- Columns: those of the files (union by name), `run_id` included.
 UNION ALL BY NAME
-SELECT f.* FROM read_parquet({files}, union_by_name = true, hive_partitioning = false) AS f
+SELECT f.* FROM read_parquet({files}, union_by_name = {union}, hive_partitioning = false) AS f
 JOIN (SELECT run_id FROM __published WHERE source = '{source}') AS p ON f.run_id = p.run_id

@@ -162,6 +162,11 @@ def test_an_old_schema_partition_beside_a_new_one(many_runs, tmp_path, monkeypat
     assert got == {old: 0, new: n_new}
     first = con.execute(f"SELECT flags FROM kernels WHERE run_id = '{old}' LIMIT 1").fetchall()
     assert first == [(None,)]
+    # through a relation (rl sql's path), in a fresh database: the same answer
+    counted = queries.execute(Store(root), "SELECT count(flags) AS n, count(*) AS m FROM kernels").to_pylist()
+    assert counted == [
+        {"n": n_new, "m": n_new + pq.read_metadata(root / "kernels" / f"run_id={old}" / PART).num_rows}
+    ]
 
 
 @pytest.mark.parametrize(
