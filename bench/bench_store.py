@@ -1,0 +1,234 @@
+"""rooflake benchmark, issue 14: start-up, one-run queries in a big store, compaction, ncu ingest, charts.
+
+Every figure is a whole process, timed from outside: contenders run in turn (A B A B ...), ``RUNS`` times each
+after one warm-up, and the medians of wall time (and of CPU time: user + system of the process and its children)
+are compared. Stores are copies of the ingested fixture runs (bench/stores.py; kept between runs under
+``$RL_BENCH_CACHE``). Prints one row per figure as it goes, and at the end one table: work, rooflake, floor or peer,
+ratio, goal. Asserts nothing: on a shared 2-core machine timings are noisy (read the CPU column when the machine is
+loaded: wall is then mostly waiting).
+
+Floors and peers:
+- start-up: ``python -c pass`` (the interpreter alone), and a one-line DuckDB script doing the same query;
+- one run of 10,000: a one-line DuckDB script reading only that run's files (its kernels, ceilings and runs parts);
+- ``rl roofline``/``rl layers`` at 10,000 runs: the same command at 10 runs (the goal is a difference <= 0.3 s);
+- whole history: ``count(*) FROM kernel_roofline`` over 10,000 runs after ``rl compact`` (goal <= 0.5 s), and
+  before it;
+- ncu ingest: the lossless floor (``ncu_report`` reading every value, unit and correlation id), one fresh process
+  per report, as many at once as cores (what a correct reader must do, see CHANGELOG), against ``rl ingest``;
+- charts: ``rl report`` per chart (goal <= 0.35 s), and ``rl roofline -o x.png`` against a plain Altair +
+  vl-convert script drawing the same run's kernels (bench/plain_chart.py).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stores import CACHE, REPORTS, cached_store, copy_store  # noqa: E402
+
+PY = sys.executable
+RL = [PY, "-c", "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"]
+RUNS = int(os.environ.get("RL_BENCH_RUNS", "5"))
+CORES = os.cpu_count() or 1
+HERE = Path(__file__).resolve().parent
+TABLE: list[tuple[str, str, str, str, str]] = []
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s of the process and its children) of one run of ``cmd``; its output is thrown away."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[-6:])} failed: {p.stderr.strip()[-500:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def pair(a: list[str], b: list[str] | None = None, runs: int = RUNS) -> tuple[tuple[float, float], ...]:
+    """Medians ((wall, CPU) of ``a``, and of ``b``), the two run in turn after one warm-up each."""
+    timed(a)
+    if b:
+        timed(b)
+    ra, rb = [], []
+    for _ in range(runs):
+        ra.append(timed(a))
+        if b:
+            rb.append(timed(b))
+
+    def med(rs: list[tuple[float, float]]) -> tuple[float, float]:
+        return statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs)
+
+    return (med(ra), med(rb)) if b else (med(ra),)
+
+
+def row(
+    work: str, ours: tuple[float, float], floor: tuple[float, float] | None, goal: str, diff: bool = False
+) -> None:
+    """Print and keep one row: wall (CPU) of ours and of the floor, their ratio (or difference)."""
+    o = f"{ours[0]:.2f} s ({ours[1]:.2f} CPU)"
+    f = f"{floor[0]:.2f} s ({floor[1]:.2f} CPU)" if floor else "-"
+    if floor is None:
+        ratio = "-"
+    elif diff:
+        ratio = f"+{ours[0] - floor[0]:.2f} s (+{ours[1] - floor[1]:.2f} CPU)"
+    else:
+        ratio = f"{ours[0] / floor[0]:.2f}x ({ours[1] / floor[1]:.2f}x CPU)"
+    TABLE.append((work, o, f, ratio, goal))
+    print(f"{work}: rooflake {o}; floor/peer {f}; {ratio}; goal {goal}", flush=True)
+
+
+def run_files(store: Path, run: str) -> list[str]:
+    return [
+        str(p)
+        for t in ("kernels", "ceilings", "runs")
+        if (p := store / t / f"run_id={run}" / "part-0.parquet").exists()
+    ]
+
+
+def bench_startup(small: Path) -> None:
+    (ours, floor) = pair([*RL, "--help"], [PY, "-c", "pass"])
+    row("rl --help", ours, floor, "<= 0.12 s, no pyarrow/polars/pandas/duckdb")
+    cols = "run_id, source_path, gpu_name, n_kernels, labels, CAST(ingested_at AS VARCHAR)"
+    duck_runs = f"import duckdb; duckdb.sql(\"SELECT {cols} FROM read_parquet('{small}/runs/*/*.parquet')\").fetchall()"
+    (ours, floor) = pair([*RL, "runs", "--store", str(small)], [PY, "-c", duck_runs])
+    row("rl runs (10 runs)", ours, floor, "<= 0.35 s")
+    (ours, floor) = pair(
+        [*RL, "sql", "select 1", "--store", str(small)],
+        [PY, "-c", "import duckdb; duckdb.sql('select 1').fetchall()"],
+    )
+    row("rl sql 'select 1'", ours, floor, "<= 0.35 s")
+
+
+def bench_one_run(small: Path, big: Path) -> None:
+    run = "0000000000000abc"
+    q = f"SELECT * FROM kernel_roofline WHERE run_id = '{run}'"
+    select = "SELECT COLUMNS(*)::VARCHAR FROM '{f}'"  # text: no Python datetime objects (they need pytz)
+    line = f'import duckdb; [duckdb.sql(f"{select}").fetchall() for f in {run_files(big, run)!r}]'
+    (ours, floor) = pair([*RL, "sql", q, "--store", str(big), "-f", "json"], [PY, "-c", line])
+    row("rl sql one run of kernel_roofline, 10,000 runs", ours, floor, "<= 2x the one-line DuckDB script")
+    run = "0000000000000004"  # a copy of a run with DRAM counters (both stores have it)
+    for name, args in (
+        ("roofline", ["-o", f"{tempfile.gettempdir()}/rl-bench.png"]),
+        ("layers", ["-f", "json"]),
+    ):
+        (ours, floor) = pair(
+            [*RL, name, run, "--store", str(big), *args], [*RL, name, run, "--store", str(small), *args]
+        )
+        row(f"rl {name} RUN, 10,000 runs vs 10 runs", ours, floor, "within +0.3 s", diff=True)
+
+
+def bench_history(big: Path, compacted: Path) -> None:
+    q = "SELECT count(*) FROM kernel_roofline"
+    (ours,) = pair([*RL, "sql", q, "--store", str(compacted), "-f", "json"])
+    (before,) = pair([*RL, "sql", q, "--store", str(big), "-f", "json"], runs=1)
+    row(
+        "count(*) FROM kernel_roofline, 10,000 runs compacted (peer: not compacted)", ours, before, "<= 0.5 s"
+    )
+
+
+FLOOR = """
+import sys, ncu_report
+ctx = ncu_report.load_report(sys.argv[1]); units = {}
+for r in range(ctx.num_ranges()):
+    rng = ctx.range_by_idx(r)
+    for a in range(rng.num_actions()):
+        act = rng.action_by_idx(a)
+        for name in act.metric_names():
+            m = act.metric_by_name(name); m.value()
+            for i in range(m.num_instances()):
+                m.value(i)
+            if name not in units:
+                units[name] = m.unit()
+            if m.num_instances() and m.has_correlation_ids():
+                c = m.correlation_ids()
+                for i in range(c.num_instances()):
+                    c.value(i)
+"""
+
+
+def bench_ingest() -> None:
+    files = [str(p) for p in REPORTS]
+    floor_cmd = [PY, "-c", f"import subprocess, sys, concurrent.futures as cf\nfiles = {files!r}\n"
+                 f"with cf.ThreadPoolExecutor({CORES}) as ex:\n"
+                 f"    list(ex.map(lambda f: subprocess.run([sys.executable, '-c', {FLOOR!r}, f], check=True), files))"]  # fmt: skip
+    with tempfile.TemporaryDirectory() as d:
+        ours_cmd = [*RL, "ingest", *files, "--store", f"{d}/s", "--force", "--workers", str(CORES)]
+        (ours, floor) = pair(ours_cmd, floor_cmd, runs=3)
+    row(
+        f"ncu ingest, {len(files)} reports, {CORES} workers",
+        ours,
+        floor,
+        "<= 1.3x the lossless floor (fresh process per report)",
+    )
+
+
+def bench_charts(small: Path, big: Path) -> None:
+    run = "0000000000000004"
+    out = Path(tempfile.gettempdir()) / "rl-bench"
+    plain = [PY, str(HERE / "plain_chart.py"), str(small), run, f"{out}-plain.png"]
+    (ours, floor) = pair([*RL, "roofline", run, "--store", str(small), "-o", f"{out}.png"], plain)
+    row("rl roofline RUN -o x.png", ours, floor, "<= 1.3x a plain Altair + vl-convert script")
+    ids = [
+        f"{i:016x}" for i in range(30)
+    ]  # 30 runs of the big store: the fixed costs spread as in real reports
+    report = [
+        *RL,
+        "report",
+        "--store",
+        str(big),
+        "--out",
+        f"{out}-report",
+        *sum((["--runs", r] for r in ids), []),
+    ]
+    (ours,) = pair(report, runs=1)
+    n = len(list(Path(f"{out}-report", "charts").glob("*.png")))
+    row(
+        f"rl report, {len(ids)} runs, per chart (PNG + SVG; {n} charts)",
+        (ours[0] / n, ours[1] / n),
+        None,
+        "<= 0.35 s per chart",
+    )
+    shutil.rmtree(f"{out}-report", ignore_errors=True)
+
+
+def main() -> None:
+    print(
+        f"{CORES} cores; stores under {CACHE}; {RUNS} runs of each command, interleaved, medians", flush=True
+    )
+    small, big = cached_store(10), cached_store(10_000)
+    compacted = CACHE / "runs10000-compacted"
+    if not (compacted / "compacted.json").exists():
+        from rooflake.store.compact import compact
+
+        copy_store(big, compacted)
+        t0 = time.perf_counter()
+        r = compact(compacted)
+        print(
+            f"rl compact of 10,000 runs: {time.perf_counter() - t0:.1f} s, {r.files_before} -> {r.files_after} files"
+        )
+    bench_startup(small)
+    bench_one_run(small, big)
+    bench_history(big, compacted)
+    bench_ingest()
+    bench_charts(small, big)
+    widths = [
+        max(len(r[i]) for r in [("work", "rooflake", "floor/peer", "ratio", "goal"), *TABLE])
+        for i in range(5)
+    ]
+    print()
+    for r in [("work", "rooflake", "floor/peer", "ratio", "goal"), *TABLE]:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Stores of many runs for the benchmarks: the fixture reports ingested once, then copied under new run ids.
+
+``make_store(dst, n)`` writes ``n`` runs (``runs``, ``kernels``, ``ceilings``, and ``metrics`` when asked) as
+rooflake lays them out (``STORE/<table>/run_id=<id>/part-0.parquet``, zstd, no float statistics), run ``i`` a copy
+of fixture run ``i % k`` with labels ``copy=<i>`` and ``model=<fixture index>``. ``cached_store(n)`` keeps one store
+per size under ``$RL_BENCH_CACHE`` (default: the system temporary directory) so that repeated benchmark runs do
+not rebuild the 10,000-run store (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("RL_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+REPORTS = sorted((FIXTURES / "ncu").glob("*.ncu-rep"))
+TABLES = ("runs", "kernels", "ceilings")
+CACHE = Path(os.environ.get("RL_BENCH_CACHE", tempfile.gettempdir())) / "rooflake-bench-stores"
+
+
+def run_id(i: int) -> str:
+    """The id of copy ``i``: 16 hex digits."""
+    return f"{i:016x}"
+
+
+def make_store(dst: Path, n_runs: int, tables: tuple[str, ...] = TABLES) -> list[str]:
+    """Write ``n_runs`` copies of the fixture runs into ``dst``; returns their ids in order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rooflake.pipeline import ingest_paths
+    from rooflake.store.publish import stat_columns
+
+    src = dst.parent / f".{dst.name}-src"
+    shutil.rmtree(src, ignore_errors=True)
+    list(ingest_paths(REPORTS, src))
+    runs = sorted(p.name for p in (src / "runs").iterdir())
+    parts = {t: [src / t / r / "part-0.parquet" for r in runs] for t in tables}
+    loaded = {t: [pq.read_table(p) if p.exists() else None for p in ps] for t, ps in parts.items()}
+    ids = []
+    for i in range(n_runs):
+        rid = run_id(i)
+        j = i % len(runs)
+        for t in tables:
+            tab = loaded[t][j]
+            if tab is None:
+                continue
+            tab = tab.set_column(0, "run_id", pa.array([rid] * tab.num_rows, pa.string()))
+            if t == "runs":
+                labels = pa.array([[("copy", str(i)), ("model", str(j))]], tab.schema.field("labels").type)
+                tab = tab.set_column(tab.schema.get_field_index("labels"), "labels", labels)
+            out = dst / t / f"run_id={rid}"
+            out.mkdir(parents=True)
+            pq.write_table(
+                tab, out / "part-0.parquet", compression="zstd", write_statistics=stat_columns(tab.schema)
+            )
+        ids.append(rid)
+    shutil.rmtree(src, ignore_errors=True)
+    return ids
+
+
+def cached_store(n_runs: int) -> Path:
+    """A store of ``n_runs`` copies under :data:`CACHE`, built once (``.done`` marks a finished one)."""
+    dst = CACHE / f"runs{n_runs}"
+    if not (dst / ".done").exists():
+        shutil.rmtree(dst, ignore_errors=True)
+        dst.mkdir(parents=True)
+        make_store(dst, n_runs)
+        (dst / ".done").write_text("")
+    return dst
+
+
+def copy_store(src: Path, dst: Path) -> Path:
+    """A copy of store ``src`` at ``dst`` (hard links: compaction replaces files, it never writes into one)."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, copy_function=os.link, ignore=shutil.ignore_patterns(".done"))
+    return dst
+
+
+if __name__ == "__main__":
+    import sys
+
+    for n in sys.argv[1:]:
+        print(cached_store(int(n)))
