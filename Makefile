@@ -41,6 +41,7 @@ bench: install
 	$(PY) bench/bench_views.py
 	$(PY) bench/bench_instrument.py
 	$(PY) bench/bench_estimate.py
+	$(PY) bench/bench_store.py  # last: its final table holds the issue-14 figures beside their floors
 
 fuzz: install
 	RL_FUZZ_EXAMPLES=2000 $(PY) -m pytest tests/test_fuzz.py -p no:randomly
