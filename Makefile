@@ -44,7 +44,7 @@ bench: install
 	$(PY) bench/bench_store.py  # last: its final table holds the issue-14 figures beside their floors
 
 fuzz: install
-	RL_FUZZ_EXAMPLES=2000 $(PY) -m pytest tests/test_fuzz.py -p no:randomly
+	RL_FUZZ_RANDOM=1 RL_FUZZ_EXAMPLES=2000 $(PY) -m pytest tests/test_fuzz.py -p no:randomly
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -137,7 +137,10 @@ def sniff(path: str | Path, head: bytes) -> bool:
 def _header_fields(line: str) -> list[str] | None:
     if not line.startswith('"ID"') and not line.startswith("ID,"):
         return None
-    fields = next(csv.reader([line]), [])
+    try:
+        fields = next(csv.reader([line]), [])
+    except csv.Error:  # not a header, whatever else it is
+        return None
     return fields if fields and fields[0] == "ID" and "Kernel Name" in fields else None
 
 
@@ -217,7 +220,10 @@ def _load(path: Path) -> tuple[int, list[str], list[list[str]]]:
     for i, line in enumerate(lines):
         header = _header_fields(line.rstrip("\r\n"))
         if header:
-            rows = list(csv.reader(io.StringIO("".join(lines[i + 1 :]))))
+            try:
+                rows = list(csv.reader(io.StringIO("".join(lines[i + 1 :]))))
+            except csv.Error as e:
+                raise InputError(f"{path}: not a well-formed CSV after the header line {i + 1} ({e})") from e
             return i, header, [r for r in rows if any(x.strip() for x in r)]
     raise InputError(f'{path}: no ncu CSV header (a row starting with "ID" with a "Kernel Name" column)')
 
