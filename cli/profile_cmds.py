@@ -62,7 +62,8 @@ def profile(
     store: StoreOpt = None,
 ) -> None:
     """Profile a command (ncu --set roofline --nvtx ... | nsys profile --trace=cuda,nvtx,osrt ...), ingest the
-    report with the labels and env.* facts (host, GPU, driver, CUDA, torch), and print the run id."""
+    report with the labels and env.* facts (host, GPU, driver, CUDA, torch; the command line and host also in the
+    run's own columns), and print the run id."""
     if ncu and nsys:
         raise typer.BadParameter("--ncu or --nsys, not both", param_hint="--ncu/--nsys")
     if nsys and (kernel or nvtx_include or launch_skip is not None or launch_count is not None):
@@ -90,7 +91,8 @@ def _profile_and_ingest(
     store: str | None,
     options: dict,
 ) -> dict[str, Any]:
-    """Run :func:`rooflake.instrument.profiling.profile`, then ingest its report with the labels and env.* facts."""
+    """Run :func:`rooflake.instrument.profiling.profile`, then ingest its report with the labels and env.* facts,
+    the profiler command line and the host in the ``runs`` row's own columns."""
     from rooflake.instrument.profiling import env_labels, profile
     from rooflake.pipeline import ingest_file
 
@@ -98,5 +100,7 @@ def _profile_and_ingest(
     out: dict[str, Any] = {"commands": result.command_lines(), "report": result.report}
     if result.report is None:
         return out
-    res = ingest_file(result.report, store, {**env_labels(result.facts), **labels})
+    res = ingest_file(
+        result.report, store, {**env_labels(result.facts), **labels}, run_fields=result.run_fields()
+    )
     return {**out, "run_id": res.run_id, "status": res.status}

@@ -146,6 +146,15 @@ class ProfileResult:
         """The command lines as a shell would take them."""
         return [shlex.join(c) for c in self.commands]
 
+    def run_fields(self) -> dict[str, str | None]:
+        """Columns of the run's ``runs`` row that the report itself may lack, for
+        ``rooflake.pipeline.ingest_file(report, store, labels, run_fields=result.run_fields())``: ``command_line``
+        (the profiler command line that ran, the profiled command at its end, as a shell takes it) and ``host``
+        (where it ran, :func:`environment`). Empty for a dry run (nothing ran)."""
+        if self.report is None:
+            return {}
+        return {"command_line": shlex.join(self.commands[0]), "host": self.facts.get("host")}
+
 
 def _run(cmd: list[str], what: str, *, quiet: bool = False) -> None:
     """Run a command (the profiled one with its output shown; ``quiet`` helper steps show theirs only on failure).

@@ -88,6 +88,20 @@ def _runs_table(out: dict[str, Any], row: dict[str, Any]) -> pa.Table | DuckTabl
     return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
 
 
+# runs columns a caller may set at ingest (rl profile knows the command it ran and the host); the rest come from the
+# file or from the ingest itself (identity, counts, versions)
+RUN_FIELDS = ("command_line", "host", "producer", "gpu_name", "compute_capability")
+
+
+def _run_fields(fields: dict[str, Any] | None) -> dict[str, Any]:
+    """The non-None ``fields``; raises :class:`InputError` naming a key that is not one of :data:`RUN_FIELDS`."""
+    fields = {k: v for k, v in (fields or {}).items() if v is not None}
+    unknown = sorted(set(fields) - set(RUN_FIELDS))
+    if unknown:
+        raise InputError(f"run_fields {', '.join(unknown)}: a caller may set only {', '.join(RUN_FIELDS)}")
+    return fields
+
+
 def ingest_file(
     path: str | Path,
     store_root: str | Path | None,
@@ -95,14 +109,19 @@ def ingest_file(
     *,
     force: bool = False,
     fp16: str = "ncu",
+    run_fields: dict[str, Any] | None = None,
 ) -> IngestResult:
     """Read ``path`` and publish it as one run. Returns an :class:`IngestResult`.
 
-    Re-ingesting the same bytes is a no-op (status ``exists``) unless ``force``. Raises :class:`RooflakeError`
-    subclasses for bad input or an unwritable store; the store is then unchanged.
+    ``run_fields``: columns of the ``runs`` row the caller knows better than the file (``rl profile`` gives
+    ``command_line`` and ``host``, which an nsys export lacks); any of :data:`RUN_FIELDS`, applied over the reader's
+    values before publish (None values are ignored). Re-ingesting the same bytes is a no-op (status ``exists``)
+    unless ``force``. Raises :class:`InputError` for a field that is not one of :data:`RUN_FIELDS`, other
+    :class:`RooflakeError` subclasses for bad input or an unwritable store; the store is then unchanged.
     """
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
+    extra = _run_fields(run_fields)
     path = Path(path)
     store = Store(store_root)
     detect_format(path)
@@ -114,6 +133,7 @@ def ingest_file(
         run = out["run"]
         row = {
             **run,
+            **extra,
             "run_id": run_id,
             "source_path": str(path.resolve()),
             "source_sha256": sha,

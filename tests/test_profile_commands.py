@@ -3,7 +3,9 @@ and a real `rl profile --nsys` of a small script with NVTX ranges (skipped witho
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import socket
 import sys
 import textwrap
 from pathlib import Path
@@ -141,6 +143,18 @@ def test_a_missing_profiler_is_one_error_naming_it(
     assert plan(TARGET, tool=tool, dry_run=True).commands[0][0] == tool  # a dry run needs no profiler
 
 
+def test_run_fields_a_caller_may_not_set_are_refused_before_reading(tmp_path: Path) -> None:
+    from rooflake.pipeline import RUN_FIELDS, ingest_file
+    from rooflake.schema import InputError
+
+    assert {"command_line", "host"} <= set(RUN_FIELDS)
+    with pytest.raises(InputError, match="run_fields run_id, source_path"):
+        ingest_file(tmp_path / "none.sqlite", tmp_path / "s", run_fields={"run_id": "x", "source_path": "y"})
+    assert not (tmp_path / "s").exists()
+    dry = plan(TARGET, tool="nsys", dry_run=True)
+    assert dry.run_fields() == {}  # nothing ran: nothing to record
+
+
 def test_environment_facts() -> None:
     facts = environment()
     assert set(facts) == {"host", "gpu", "driver", "cuda", "torch", "python"}
@@ -185,10 +199,16 @@ def test_rl_profile_nsys_runs_imports_exports_and_ingests(tmp_path: Path) -> Non
     assert last[0] == "ingested" and last[2] == str(tmp_path / "rec.sqlite")
     assert (tmp_path / "rec.nsys-rep").exists() and not (tmp_path / "rec.qdstrm").exists()
     runs = str(store / "runs" / "*" / "*.parquet")
-    ((run_id, labels),) = duckdb.execute(
-        "SELECT run_id, labels FROM read_parquet($f)", {"f": runs}
+    ((run_id, labels, command_line, host),) = duckdb.execute(
+        "SELECT run_id, labels, command_line, host FROM read_parquet($f)", {"f": runs}
     ).fetchall()
     assert run_id == last[1]
+    # the runs row's own columns: the nsys command line that ran (the profiled command at its end) and the host
+    ran = shlex.split(command_line)
+    assert ran[0] == NSYS and ran[1:3] == ["profile", "--trace=nvtx,osrt"]
+    assert ran[-2:] == [sys.executable, str(script)] and ran[ran.index("-o") + 1] == str(tmp_path / "rec")
+    assert r.stdout.splitlines()[0] == "ran  " + command_line
+    assert host == socket.gethostname() == labels["env.host"]
     assert (
         labels["model"] == "demo"
         and labels["env.torch"]
