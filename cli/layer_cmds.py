@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -35,6 +36,20 @@ GLANCE = [
     "ai_dram",
     "flops_per_s",
 ]
+
+#: the same for a run without GPU kernels, timed by its NVTX ranges (range_times)
+RANGE_GLANCE = ["layer", "calls", "inclusive_ns", "exclusive_ns", "mean_inclusive_ns", "share_of_top"]
+
+
+def emit_range_layers(v: Any, fmt: Fmt, out: Path | None) -> None:
+    """The layers of a run without GPU kernels (a :class:`rooflake.views.layers.Layers` timed by ``ranges``), and
+    on the terminal a line saying where their times come from."""
+    emit(v.table.select(RANGE_GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
+    if on_terminal(fmt, out):
+        typer.echo(
+            f"run {v.run_id} has no GPU kernels: layer times are the CPU time of its NVTX ranges (query "
+            "range_times; inclusive = end - start, exclusive = minus the ranges directly inside; ns over all calls)"
+        )
 
 
 def print_coverage(coverage: Any) -> None:
@@ -80,7 +95,8 @@ def layers(
     out: OutOpt = None,
     store: StoreOpt = None,
 ) -> None:
-    """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage."""
+    """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage;
+    a run without GPU kernels (CPU): inclusive/exclusive time per NVTX range."""
     from rooflake.store import Store
     from rooflake.views.layers import layers as layer_view
 
@@ -88,6 +104,9 @@ def layers(
     v = layer_view(Store(store), run_id, depth, match, device, with_run)
     if v.estimates is not None:  # measured vs modelled, per layer
         emit(v.estimates, fmt, out)
+        return
+    if v.timed_by == "ranges":  # a CPU run: its NVTX ranges time the layers
+        emit_range_layers(v, fmt, out)
         return
     emit(v.table.select(GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
     if on_terminal(fmt, out):

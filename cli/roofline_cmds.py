@@ -12,7 +12,8 @@ from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, cha
 
 def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
     """A chart title: GPU · source file · run (· NVTX layers at depth d)."""
-    title = f"{prefix}{run['gpu_name'] or 'GPU'} · {Path(run['source_path']).name} · run {run_id}"
+    machine = run["gpu_name"] or (f"CPU of {run['host']}" if run.get("host") else "GPU")
+    title = f"{prefix}{machine} · {Path(run['source_path']).name} · run {run_id}"
     return title + (f" · NVTX layers at depth {depth}" if grain == "layer" else "")
 
 
@@ -69,6 +70,7 @@ def _draw(
     engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     v = roofline(Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run)
     title = roofline_title(v.run, v.run_id, v.grain, depth)
+    title += f" · {v.provenance}" if v.provenance else ""
     chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)
     zero = zero_flop_table(v.points)
     save_chart(chart, out, below=zero)
@@ -76,7 +78,7 @@ def _draw(
     return (
         f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
         f"{zero.height} zero-FLOP {'layers' if by is By.layer else 'kernels'})"
-    )
+    ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
 @app.command()
@@ -99,7 +101,11 @@ def roofline(
     ] = 1,
     with_run: Annotated[
         str | None,
-        typer.Option("--with", help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes."),
+        typer.Option(
+            "--with",
+            help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes, or an `rl estimate` run "
+            "(time measured, FLOPs and compulsory bytes modelled; also a CPU run's NVTX ranges).",
+        ),
     ] = None,
     time: Annotated[
         bool,

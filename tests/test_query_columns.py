@@ -47,6 +47,10 @@ PARAMS: dict[str, Any] = {
     "estimates_run_id": NCU,
     "machine_key": "GPU X|8.0|1000",
     "ceiling": "DRAM",
+    "precision": "fp32",
+    "timed_by": "ranges",
+    "host": "vm",
+    "threads": None,
 }
 # how to build each table a step says it is given (-- Given:), from the tiny store
 GIVEN: dict[str, Any] = {
@@ -55,6 +59,7 @@ GIVEN: dict[str, Any] = {
     "machine_ceiling_rows": lambda con: queries.fetch(
         con, "machine_ceilings", PARAMS, tables={"datasheet_ceilings": _datasheet_ceilings()}
     ),
+    "layer_roofs": lambda con: queries.fetch(con, "host_measured_ceilings", PARAMS),
 }
 
 

@@ -51,6 +51,10 @@ class Layers:
     - ``matched``: the :class:`RunMatch` whose ncu counters the nsys kernels took, or None.
     - ``estimates``: with ``with_run`` an ``rl estimate`` run (source_format torch-model), the
       ``estimate_vs_measured`` rows per layer (measured vs analytic FLOPs and modelled bytes, ratios, gaps), else None.
+    - ``timed_by``: ``kernels`` (``table`` holds layer_summary rows), or ``ranges`` for a run without GPU kernels (a
+      CPU run): ``table`` then holds the ``range_times`` rows at the depth (run_id, domain, layer, stack, name,
+      depth, parent_layer, calls, unclosed, threads, inclusive_ns, exclusive_ns, mean_inclusive_ns (ns),
+      share_of_top), by inclusive time, and ``coverage`` is empty.
     """
 
     run_id: str
@@ -58,6 +62,7 @@ class Layers:
     coverage: Any
     matched: RunMatch | None
     estimates: Any = None
+    timed_by: str = "kernels"
 
 
 def layers(
@@ -76,9 +81,20 @@ def layers(
     (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). Raises
     :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`QueryError` (a bad
     regular expression).
+
+    A run without GPU kernels (a CPU run recorded by ``rl profile --nsys`` of a model wrapped in
+    :func:`rooflake.instrument.annotate`) has its layers timed by its NVTX ranges: ``timed_by`` is ``ranges`` and
+    ``table`` the ``range_times`` rows at ``depth`` (inclusive and exclusive CPU time per range path).
     """
     run_id = store.resolve(run_id)
     con = connect(store)
+    if (
+        with_run is None
+        and fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
+    ):
+        table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
+        coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+        return Layers(run_id, table, coverage, None, timed_by="ranges")
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         estimate_run = store.resolve(with_run)
         params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}

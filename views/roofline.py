@@ -33,6 +33,8 @@ class Roofline:
     - ``ceilings``: run_ceilings rows (run_id, machine_key, ceiling, kind, value in byte/s or FLOP/s, ...) of the run
       that holds the counters.
     - ``matched``: for layers of an nsys run with ``with_run``, the :class:`RunMatch` that lent the counters.
+    - ``provenance``: for layers timed by nsys with an ``rl estimate`` run (:func:`estimate_roofline`), which numbers
+      are measured and which modelled (``"time measured (nsys, ...), FLOPs and bytes modelled (rl estimate ID)"``).
     """
 
     run_id: str
@@ -42,6 +44,7 @@ class Roofline:
     points: Any
     ceilings: Any
     matched: RunMatch | None = None
+    provenance: str | None = None
 
 
 def roofline(
@@ -72,7 +75,7 @@ def roofline(
         )
     run_id = store.resolve(run_id)
     if grain == "layer":
-        return _layer_roofline(store, run_id, depth, with_run)
+        return _layer_roofline(store, run_id, depth, with_run, level)
     con = connect(store)
     run = run_info(con, run_id)
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id})
@@ -104,8 +107,12 @@ def _has_counters(points: Any, levels: list[str]) -> bool:
     return bool(pc.any(pc.and_(pc.is_valid(points["flops"]), has_bytes)).as_py())
 
 
-def _layer_roofline(store: Any, run_id: str, depth: int, with_run: str | None) -> Roofline:
+def _layer_roofline(
+    store: Any, run_id: str, depth: int, with_run: str | None, level: str = "dram"
+) -> Roofline:
     con = connect(store)
+    if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
+        return estimate_roofline(store, run_id, with_run, depth=depth, level=level)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     counters_run = matched.ncu_run if matched else run_id
     points = fetch(
@@ -125,3 +132,84 @@ def _layer_roofline(store: Any, run_id: str, depth: int, with_run: str | None) -
         )
     ceilings = fetch(con, "run_ceilings", filters={"run_id": counters_run})
     return Roofline(run_id, run_info(con, run_id), "layer", depth, points, ceilings, matched)
+
+
+def estimate_roofline(
+    store: Any, run_id: str | None, estimates_run: str, *, depth: int = 1, level: str = "dram"
+) -> Roofline:
+    """The per-layer roofline of an Nsight Systems run ``run_id`` with the work of an ``rl estimate`` run
+    ``estimates_run`` (step ``estimate_layer_roofline``): time per step measured (a run without GPU kernels, e.g. a
+    CPU run of a model wrapped in :func:`rooflake.instrument.annotate`: the inclusive time of the layer's NVTX ranges,
+    query ``range_times``; a GPU run: the kernel time under the layer, ``layer_summary``), FLOPs and compulsory bytes
+    per step modelled (``estimates``), at the NVTX ``depth`` (1 = the forward/backward range, 2 = the modules the
+    model calls, ...). The compulsory bytes stand at the level(s) drawn, ``level`` (dram | l2 | l1 | all): a lower
+    bound of the traffic, so AI is an upper bound. attainable = min(P, AI·W) (Williams et al. 2009); per-layer time
+    weighting as Wang et al., arXiv 2009.04598.
+
+    Roofs: for a run without kernels, the measured ceilings of its host (``rl ceilings measure``; the machine key of
+    the run's ``threads`` label where it has one, step ``host_measured_ceilings``); for a GPU run, the ceilings of its
+    GPU that :func:`rooflake.views.ceilings.machine_ceilings` selects by default. The compute roof is FP32.
+
+    Returns a :class:`Roofline` (grain ``layer``; ``points`` with layer_roofline's columns plus steps, calls,
+    launches, time_source, bytes_compulsory, ops, ops_without_flops; ``provenance`` says what is measured and what
+    modelled). Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong kind),
+    :class:`RooflineDataError` (no ceilings, several machine keys, no layer at ``depth``).
+    """
+    if level not in LEVELS:
+        raise UsageError(f"unknown level {level!r} (choose one of: {', '.join(LEVELS)})")
+    run_id, estimates_run = store.resolve(run_id), store.resolve(estimates_run)
+    con = connect(store)
+    run, est = run_info(con, run_id), run_info(con, estimates_run)
+    if est["source_format"] != "torch-model":
+        raise UsageError(
+            f"run {estimates_run} (--with) is a {est['source_format']} run, not an `rl estimate` run"
+        )
+    if not str(run["source_format"]).startswith("nsys"):
+        raise UsageError(
+            f"run {run_id} is a {run['source_format']} run: time per layer with an estimate run comes from an "
+            "Nsight Systems run (rl profile --nsys)"
+        )
+    gpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() > 0
+    roofs, where = _gpu_roofs(store, run_id) if gpu else _host_roofs(con, run)
+    params = {"run_id": run_id, "estimates_run_id": estimates_run, "depth": depth, "level": level}
+    params |= {"ceiling": "FP32", "precision": "fp32", "timed_by": "kernels" if gpu else "ranges"}
+    points = fetch(
+        con, "estimate_layer_roofline", params, tables={"layer_roofs": roofs}, what=f"layers of run {run_id}"
+    )
+    if points.num_rows == 0:
+        raise RooflineDataError(
+            f"run {run_id}: no NVTX range at depth {depth} under a `forward` or `backward` range (the ranges "
+            "rooflake.instrument.annotate pushes): wrap the model in annotate() and profile it with rl profile --nsys"
+        )
+    timed = "GPU kernel time" if gpu else "NVTX ranges on the CPU"
+    provenance = (
+        f"time measured (nsys, {timed}), FLOPs and bytes modelled (rl estimate {estimates_run}; bytes "
+        f"compulsory), ceilings {where}"
+    )
+    return Roofline(run_id, run, "layer", depth, points, roofs, None, provenance)
+
+
+def _host_roofs(con: Any, run: dict[str, Any]) -> tuple[Any, str]:
+    """The measured ceilings of the CPU that ``run`` ran on, of one machine key, and the words naming them."""
+    import pyarrow.compute as pc
+
+    threads = dict(run.get("labels") or []).get("threads")
+    rows = fetch(con, "host_measured_ceilings", {"host": run["host"], "threads": threads})
+    keys = sorted(set(rows.column("machine_key").to_pylist()))
+    if len(keys) != 1:
+        found = f"several ({', '.join(keys)}): label the run with -l threads=N" if keys else "none"
+        raise RooflineDataError(
+            f"run {run['run_id']}: measured ceilings of host {run['host']!r}"
+            f"{f' at {threads} threads' if threads else ''}: {found}. Measure them with "
+            "`rl ceilings measure --threads N` on the machine the run ran on"
+        )
+    return rows.filter(pc.equal(rows["machine_key"], keys[0])), f"measured ({keys[0]})"
+
+
+def _gpu_roofs(store: Any, run_id: str) -> tuple[Any, str]:
+    """The ceilings of the run's GPU as :func:`rooflake.views.ceilings.machine_ceilings` picks them by default."""
+    from rooflake.views.ceilings import machine_ceilings
+
+    rows = machine_ceilings(store, run_id).select("default")
+    sources = sorted(set(rows.column("source").to_pylist()))
+    return rows, f"{', '.join(sources)} ({run_info(connect(store), run_id)['gpu_name']})"
