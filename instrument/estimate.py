@@ -2,8 +2,10 @@
 
 The model runs once on the ``meta`` device (``torch.func.functional_call`` with meta copies of its parameters and
 buffers: no weights are read, nothing is computed, the model itself is never touched), under a
-``TorchDispatchMode`` that sees every ATen operator, and torch's own ``ModuleTracker`` that says which module (and
-whether forward or backward) is running. Per op:
+``TorchDispatchMode`` that sees every ATen operator and inside :class:`rooflake.instrument.annotate` itself, whose
+ranges go to a recorder instead of NVTX: each op's ``module_path`` is the innermost range open when it runs, so
+it is the name an annotated profile of the same model gives the range (:func:`rooflake.instrument.module_paths`,
+the one naming function), and an op of a module's backward falls where annotate's backward range puts it. Per op:
 
 - FLOPs: PyTorch's own formulas (``torch.utils.flop_counter``'s registry: mm, addmm, bmm, convolution and its
   backward, scaled-dot-product attention, ...), else ours (``RULES``: element-wise arithmetic 1 FLOP per output
@@ -17,10 +19,12 @@ Requires torch (``pip install 'rooflake[torch]'``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rooflake.instrument.annotate import BACKWARD, FORWARD, annotate
 from rooflake.instrument.traffic import (
     ConvShape,
     GpuSpec,
@@ -82,14 +86,35 @@ ZERO_FLOP_OPS = {
 }
 
 
+class _Ranges(threading.local):
+    """An :class:`rooflake.instrument.annotate` emitter that keeps the names of the open ranges (per thread, as NVTX
+    push/pop ranges nest) instead of emitting them."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+
+    def push(self, name: str) -> None:
+        self.stack.append(name)
+
+    def pop(self) -> None:
+        self.stack.pop()
+
+    def innermost(self) -> str:
+        """The module path of the innermost open range: ``''`` (the model itself) under ``forward``/``backward``
+        or outside every range."""
+        top = self.stack[-1] if self.stack else ""
+        return "" if top in (FORWARD, BACKWARD) else top
+
+
 @dataclass
 class _Recorder:
     """Rows of the estimates table, filled op by op."""
 
-    tracker: Any
+    ranges: _Ranges
     gpu: GpuSpec | None
     rows: list[dict[str, Any]] = field(default_factory=list)
     inside_attention: bool = False
+    in_backward: bool = False
 
     def add_attention(self, args: tuple, kwargs: dict, out: Any) -> None:
         """One row for ``F.scaled_dot_product_attention`` as a fused (FlashAttention-style) op, whatever ATen
@@ -133,8 +158,8 @@ class _Recorder:
         floating = [t for t in ins if t.is_floating_point()] or ins
         return {
             "op_id": len(self.rows),
-            "module_path": self.current_path(),
-            "phase": "backward" if self.tracker.is_bw else "forward",
+            "module_path": self.ranges.innermost(),
+            "phase": "backward" if self.in_backward else "forward",
             "op": op,
             "dtype": str(floating[0].dtype).removeprefix("torch.") if floating else None,
             "input_shapes": [_shape(t) for t in ins],
@@ -148,14 +173,6 @@ class _Recorder:
             "traffic_model": None if traffic is None else traffic.model,
             "assumptions": None if traffic is None else traffic.assumptions,
         }
-
-    def current_path(self) -> str:
-        """The innermost module running now, as ``named_modules()`` names it ('' = the model itself)."""
-        parents = [p for p in self.tracker.parents if p != "Global"]
-        if not parents:
-            return ""
-        innermost = max(parents, key=lambda p: p.count("."))
-        return innermost.split(".", 1)[1] if "." in innermost else ""
 
 
 def _is_view(func: Any) -> bool:
@@ -244,15 +261,13 @@ def estimate_rows(
     from torch.func import functional_call
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils.module_tracker import ModuleTracker
 
     inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
     meta_in = tuple(_to_meta(t, dtype, grad=False) for t in inputs)
     state = {n: _to_meta(p, dtype, grad=training and p.requires_grad) for n, p in model.named_parameters()}
     state |= {n: _to_meta(b, None, grad=False) for n, b in model.named_buffers()}
 
-    tracker = ModuleTracker()
-    rec = _Recorder(tracker, gpu)
+    rec = _Recorder(_Ranges(), gpu)
 
     class Fused(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
@@ -275,10 +290,10 @@ def estimate_rows(
             return out
 
     try:
-        with tracker, Mode(), Fused():
+        with annotate(model, backward=training, emitter=rec.ranges), Mode(), Fused():
             out = functional_call(model, state, meta_in)
             if training:
-                _backward(out, torch)
+                _backward(out, torch, rec)
     except (RuntimeError, NotImplementedError, TypeError) as e:
         raise UsageError(
             f"the model could not run on meta tensors: {' '.join(str(e).split())[:300]}"
@@ -295,13 +310,17 @@ def _to_meta(t: Any, dtype: Any, *, grad: bool) -> Any:
     return torch.empty(t.shape, dtype=target, device="meta").requires_grad_(grad)
 
 
-def _backward(out: Any, torch: Any) -> None:
+def _backward(out: Any, torch: Any, rec: _Recorder) -> None:
+    """The backward of ``sum(outputs)``: the loss's ops are forward ops of the model itself (path ``''``), every
+    op from ``.backward()`` on is a backward op."""
     from torch.utils._pytree import tree_flatten
 
     leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
     if not leaves:
         raise UsageError("training=True but no output of the model requires grad")
-    sum(t.sum() for t in leaves).backward()
+    loss = sum(t.sum() for t in leaves)
+    rec.in_backward = True
+    loss.backward()  # type: ignore[union-attr]
 
 
 def estimate(
