@@ -47,6 +47,9 @@ PARAMS: dict[str, Any] = {
     "estimates_run_id": NCU,
     "machine_key": "GPU X|8.0|1000",
     "ceiling": "DRAM",
+    "machine": "GPU X",
+    "sources": ["ncu-report", "datasheet"],
+    "primary": "ncu-report",
     "precision": "fp32",
     "timed_by": "ranges",
     "host": "vm",
@@ -59,7 +62,14 @@ GIVEN: dict[str, Any] = {
     "machine_ceiling_rows": lambda con: queries.fetch(
         con, "machine_ceilings", PARAMS, tables={"datasheet_ceilings": _datasheet_ceilings()}
     ),
+    "run_ceiling_rows": lambda con: queries.fetch(con, "run_ceilings"),
     "layer_roofs": lambda con: queries.fetch(con, "host_measured_ceilings", PARAMS),
+    "chosen_ceilings": lambda con: queries.fetch(
+        con,
+        "source_run_ceilings",
+        PARAMS,
+        tables={g: GIVEN[g](con) for g in ("run_ceiling_rows", "machine_ceiling_rows")},
+    ),
 }
 
 

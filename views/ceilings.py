@@ -76,12 +76,7 @@ def machine_ceilings(store: Any, run_id: str | None = None, gpu: str | None = No
         raise UsageError("give a run or --gpu, not both")
     con = connect(store)
     machine = _by_gpu(con, gpu) if gpu is not None else _by_run(con, store.resolve(run_id))
-    params = {
-        "run_id": machine["run_id"],
-        "names": sorted(machine["names"]) or [""],
-        "datasheet_gpu": machine["datasheet_gpu"],
-    }
-    rows = fetch(con, "machine_ceilings", params, tables={"datasheet_ceilings": ds.ceilings()})
+    rows = _machine_rows(con, machine)
     if rows.num_rows == 0:
         who = f"run {machine['run_id']}" if machine["run_id"] else f"GPU {gpu!r}"
         raise RooflineDataError(
@@ -91,6 +86,137 @@ def machine_ceilings(store: Any, run_id: str | None = None, gpu: str | None = No
         )
     side = fetch(con, "ceilings_side_by_side", tables={"machine_ceiling_rows": rows})
     return MachineCeilings(machine, rows, side)
+
+
+#: ``--ceilings`` values of the roofline views (``default``: :data:`DEFAULT_ORDER`; ``all``: every source, the
+#: default one under the points, the others drawn beside it)
+CHOICES = ("default", "report", "datasheet", "ert", "measured", "all")
+_CHOICE_OF = {
+    "ncu-report": "report",
+    "measured": "measured",
+    "ert": "ert",
+    "ert-spec": "ert",
+    "datasheet": "datasheet",
+}
+_HINTS = {
+    "report": "its profile holds no peak_sustained metrics (profile with `ncu --set roofline`)",
+    "datasheet": "the datasheet catalog (rooflake.schema.datasheets) has no entry matching its GPU name",
+    "ert": "ingest an ERT roofline.json with `--label machine=NAME` or `--label gpu=NAME` naming this GPU",
+    "measured": "run `rl ceilings measure --label gpu=NAME` on the machine",
+}
+
+
+@dataclass(frozen=True)
+class RunRoofs:
+    """The roofs a roofline view of one run is drawn against (``--ceilings``).
+
+    - ``run_id``: the run; ``choice``: as asked (:data:`CHOICES`); ``machine``: as :attr:`MachineCeilings.machine`.
+    - ``source``: the ``ceilings.source`` the points are against (``ncu-report``, ``measured``, ``ert``,
+      ``ert-spec``, ``datasheet``); None when no source knows a ceiling of the machine (``default`` only; ``rows``
+      is then empty).
+    - ``rows``: step ``source_run_ceilings``: run_ceilings' columns (run_id, machine_key, ceiling, kind, value,
+      value_min, value_max in byte/s, FLOP/s or op/s, clock_hz in Hz, unit, formula, source, n_kernels, n_invalid)
+      plus ``source_label`` (the legend's text) and ``overlay`` (true for the sources drawn beside ``source``).
+    - ``tables``: what the view's queries read instead of ``kernel_roofs`` and ``run_roofs`` (steps
+      ``chosen_kernel_roofs``, ``chosen_run_roofs``: every kernel against ``source``'s roofs), for
+      :func:`rooflake.queries.fetch`'s ``tables``; None for ``ncu-report``, whose per-launch peaks
+      (peak_sustained x each launch's clock) the queries read themselves.
+    """
+
+    run_id: str
+    choice: str
+    source: str | None
+    machine: dict[str, Any]
+    rows: Any
+    tables: dict[str, Any] | None
+
+
+def run_roofs(store: Any, run_id: str | None, ceilings: str = "default") -> RunRoofs:
+    """The roofs of run ``run_id`` (a unique prefix; None = the latest run) from source ``ceilings``: ``report``
+    (the run's own peaks: ncu ``X.peak_sustained`` x the unit clock the run was profiled at), ``datasheet`` (dense
+    peaks at the boost clock, :mod:`rooflake.schema.datasheets`, matched by GPU name and compute capability),
+    ``ert`` (Empirical Roofline Toolkit results labelled for the machine), ``measured`` (``rl ceilings measure``),
+    ``all`` (every source: the default one under the points, the others overlaid) or ``default`` (the report's
+    own where it has them, else measured, else datasheet: :data:`DEFAULT_ORDER`). An nsys run has no report peaks:
+    it gets measured or datasheet roofs.
+
+    Returns :class:`RunRoofs`. Raises :class:`UsageError` for an unknown ``ceilings``, :class:`RunNotFoundError`,
+    :class:`RooflineDataError` when the source asked for has no ceiling of the run's machine (the message names
+    the run, the machine, the sources that have some and how to add the one asked for).
+    """
+    if ceilings not in CHOICES:
+        raise UsageError(f"unknown ceiling source {ceilings!r} (one of {', '.join(CHOICES)})")
+    con = connect(store)
+    run_id = store.resolve(run_id)
+    machine = _by_run(con, run_id)
+    report = fetch(con, "run_ceilings", filters={"run_id": run_id})
+    others = _machine_rows(con, machine)
+    present = _present(report, others)
+    primary = _primary(run_id, machine, ceilings, present)
+    sources = present if ceilings == "all" else [primary] if primary else []
+    params = {"run_id": run_id, "machine": machine["datasheet_gpu"] or machine["gpu_name"], "sources": sources,
+              "primary": primary or ""}  # fmt: skip
+    given = {"run_ceiling_rows": report, "machine_ceiling_rows": others}
+    rows = fetch(con, "source_run_ceilings", params, tables=given)
+    tables = None
+    if primary not in (None, "ncu-report"):
+        chosen = {"chosen_ceilings": rows.filter(pc.invert(rows.column("overlay")))}
+        tables = {
+            "kernel_roofs": fetch(con, "chosen_kernel_roofs", {"run_id": run_id}, tables=chosen),
+            "run_roofs": fetch(con, "chosen_run_roofs", {"run_id": run_id}, tables=chosen),
+        }
+    return RunRoofs(run_id, ceilings, primary, machine, rows, tables)
+
+
+def source_ceilings(store: Any, run_id: str | None, source: str = "default") -> pa.Table:
+    """The ceilings of run ``run_id`` from ``source`` (see :func:`run_roofs`), shaped like ``run_ceilings`` (same
+    columns) plus ``source_label`` and ``overlay``. Raises as :func:`run_roofs`."""
+    return run_roofs(store, run_id, source).rows
+
+
+def _present(report: pa.Table, others: pa.Table) -> list[str]:
+    """The ``ceilings.source`` values with a valid ceiling for the run: its own report peaks, the machine's other
+    sources; in :data:`DEFAULT_ORDER`, then ert, ert-spec."""
+    valid = report.filter(pc.greater(report.column("value"), 0))
+    found = set(valid.filter(pc.equal(valid.column("source"), "ncu-report")).column("source").to_pylist())
+    found |= {s for s in others.column("source").to_pylist() if s != "ncu-report"}
+    order = [*DEFAULT_ORDER, "ert", "ert-spec"]
+    return sorted(found, key=lambda s: order.index(s) if s in order else len(order))
+
+
+def _primary(run_id: str, machine: dict[str, Any], choice: str, present: list[str]) -> str | None:
+    """The source the points are against, or a :class:`RooflineDataError` when ``choice`` has none."""
+    if choice in ("default", "all"):
+        hit = next((s for s in DEFAULT_ORDER if s in present), None)
+        if hit is not None or choice == "default":
+            return hit
+        if present:  # all: a machine known only from ERT
+            return present[0]
+    else:
+        hit = next((s for s in present if _CHOICE_OF.get(s) == choice), None)
+        if hit is not None:
+            return hit
+    sheet = f", datasheet: {machine['datasheet_gpu']}" if machine["datasheet_gpu"] else ", no datasheet entry"
+    have = sorted({_CHOICE_OF.get(s, s) for s in present}, key=CHOICES.index)
+    where = f"sources with ceilings for it: {', '.join(have)}" if have else "no source has a ceiling for it"
+    what = "ceilings" if choice == "all" else f"{choice} ceilings"
+    hint = _HINTS.get(
+        choice, "add some: " + "; ".join(f"{k}: {v}" for k, v in _HINTS.items() if k != "report")
+    )
+    raise RooflineDataError(
+        f"run {run_id} has no {what} for its machine ({machine['gpu_name'] or 'GPU unknown'}{sheet}); {where}. "
+        f"To add them: {hint}"
+    )
+
+
+def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
+    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`)."""
+    params = {
+        "run_id": machine["run_id"],
+        "names": sorted(machine["names"]) or [""],
+        "datasheet_gpu": machine["datasheet_gpu"],
+    }
+    return fetch(con, "machine_ceilings", params, tables={"datasheet_ceilings": ds.ceilings()})
 
 
 def _by_run(con: Any, run_id: str) -> dict[str, Any]:

@@ -1,0 +1,60 @@
+-- source_run_ceilings: the ceilings a roofline of run $run_id is drawn against, from the sources chosen
+-- (--ceilings), in run_ceilings' shape plus the legend's source text: the run's own report peaks (run_ceilings rows,
+-- the caller gives them as `run_ceiling_rows`: ncu's peak_sustained x the unit clock, medians over the launches) and
+-- the machine's other sources (machine_ceilings rows, `machine_ceiling_rows`: datasheet dense peaks at the boost
+-- clock, ERT empirical, measured). Latency rows (the measured launch overhead) are no roofs and are left out.
+-- Given: run_ceiling_rows, machine_ceiling_rows.
+-- Parameters: $run_id, $machine, $sources, $primary.
+-- Columns:
+--   run_id                    run the roofs are drawn for
+--   machine_key               report rows: gpu|cc|sm clock of the first kernel; other sources: the machine
+--                             ($machine: the datasheet's GPU or the run's gpu_name)
+--   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the source names it)
+--   kind                      bandwidth | compute
+--   value                     byte/s, FLOP/s or op/s: the source's median
+--   value_min                 same unit, lowest row of the source (launches, runs)
+--   value_max                 same unit, highest
+--   clock_hz                  Hz, the clock the value holds at (report: profiled unit clock; datasheet: boost; NULL
+--                             where the source does not say)
+--   unit                      byte/s | FLOP/s | op/s
+--   formula                   how the source got the value (metric names, ERT units, datasheet text)
+--   source                    ncu-report | measured | ert | ert-spec | datasheet (ceilings.source)
+--   n_kernels                 report: launches with a valid peak; other sources: rows behind the value
+--   n_invalid                 report: launches whose peak is NaN or 0; other sources: 0
+--   source_label              the source as a legend names it: 'ncu-report', 'datasheet, boost clock', 'ert',
+--                             'measured' (with the clock in GHz where it is known)
+--   overlay                   false for the rows of $primary (the source the points are against), true for the
+--                             other sources drawn beside it (--ceilings all)
+WITH report AS (
+    SELECT
+        run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
+        n_kernels, n_invalid
+    FROM run_ceiling_rows
+    WHERE run_id = $run_id AND source = 'ncu-report' AND list_contains($sources, 'ncu-report')
+),
+other AS (
+    SELECT
+        $run_id::VARCHAR AS run_id,
+        $machine::VARCHAR AS machine_key,
+        ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
+        n_rows AS n_kernels,
+        0::BIGINT AS n_invalid
+    FROM machine_ceiling_rows
+    WHERE source <> 'ncu-report' AND list_contains($sources, source) AND kind IN ('bandwidth', 'compute')
+),
+rows AS (
+    SELECT * FROM report
+    UNION ALL
+    SELECT * FROM other
+)
+SELECT
+    *,
+    CASE
+        WHEN source = 'datasheet' AND clock_hz > 0
+            THEN printf('datasheet, boost clock %.2f GHz', clock_hz / 1e9)
+        WHEN source = 'ncu-report' AND clock_hz > 0 THEN printf('ncu-report, %.2f GHz', clock_hz / 1e9)
+        ELSE source
+    END AS source_label,
+    source <> $primary AS overlay
+FROM rows
+ORDER BY overlay, list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source), kind, ceiling
