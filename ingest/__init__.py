@@ -43,16 +43,31 @@ MAGICS: list[tuple[bytes, str]] = [
     (b"NVIDIA Tegra Profiler Report", "nsys-rep"),
     (b"SQLite format 3\x00", "sqlite"),
 ]
-READABLE = {"ncu-rep", "sqlite", "nsys-rep", "ert-json", "ncu-csv", "torch-trace", "measured-json"}
+READABLE = {
+    "ncu-rep",
+    "sqlite",
+    "nsys-rep",
+    "nsys-parquetdir",
+    "ert-json",
+    "ncu-csv",
+    "torch-trace",
+    "measured-json",
+}
 NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep"
 
 
 def detect_format(path: str | Path) -> str:
-    """Format name of ``path`` from its first bytes: ``ncu-rep``, ``nsys-rep`` or ``sqlite``.
+    """Format name of ``path`` from its first bytes: ``ncu-rep``, ``nsys-rep`` or ``sqlite``; of a folder from its
+    files: ``nsys-parquetdir`` (``nsys export --type parquetdir``: ``StringIds.parquet``, ...; one run).
 
     Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes.
     """
     path = Path(path)
+    if path.is_dir():
+        from rooflake.ingest import nsys_parquet
+
+        if nsys_parquet.is_parquetdir(path):
+            return nsys_parquet.FORMAT
     if path.exists() and not path.is_file():
         raise InputError(f"{shown(path)}: not a regular file" + (" (a directory)" if path.is_dir() else ""))
     try:
@@ -89,13 +104,30 @@ def detect_format(path: str | Path) -> str:
     )
 
 
+def _files(path: Path) -> list[Path]:
+    """``path`` itself, or the regular files under the folder ``path`` (recursively) sorted by relative name."""
+    return sorted((f for f in path.rglob("*") if f.is_file()), key=lambda f: f.relative_to(path).as_posix())
+
+
 def file_sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
+    """Hex SHA-256 of a file's bytes; of a folder (a parquetdir export), of each file's relative name, size and
+    bytes in name order (the same files give the same hash wherever the folder lies)."""
+    path = Path(path)
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    for file in _files(path) if path.is_dir() else [path]:
+        if file is not path:
+            name = file.relative_to(path).as_posix().encode()
+            h.update(b"%d:%s:%d:" % (len(name), name, file.stat().st_size))
+        with open(file, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):  # noqa: B023 - used within the iteration
+                h.update(chunk)
     return h.hexdigest()
+
+
+def source_bytes(path: str | Path) -> int:
+    """Size of a file in bytes; of a folder (a parquetdir export), of all its files."""
+    path = Path(path)
+    return sum(f.stat().st_size for f in _files(path)) if path.is_dir() else path.stat().st_size
 
 
 def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
@@ -123,6 +155,12 @@ def open_run(path: str | Path, *, run_id: str, fp16: str = "ncu") -> Iterator[di
 
         reader = {"ert-json": ert_json, "ncu-csv": ncu_csv, "measured-json": measured_json}[fmt]
         yield reader.read(path, run_id=run_id, fp16=fp16)
+        return
+    if fmt == "nsys-parquetdir":
+        from rooflake.ingest import nsys_parquet
+
+        with nsys_parquet.open_export(path, run_id=run_id) as out:
+            yield out
         return
     if fmt in ("sqlite", "nsys-rep"):
         from rooflake.ingest import nsys_sqlite

@@ -3,7 +3,7 @@
 Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as Arrow). The export's tables are read
 as Arrow through ADBC (:mod:`rooflake.ingest.nsys_export`; the biggest on a second thread); the attribution of every
 kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL, the files of
-``ingest/nsys/`` run in this order (:func:`_attribute`):
+``ingest/nsys/`` run in this order (:func:`attribute`):
 
 - ``macros``: NVTX event types by name, range names;
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -96,8 +96,6 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
     SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.
     """
-    import duckdb
-
     path = Path(path)
     meta, sizes = nsys_export.check(path)
     biggest = max(sizes, key=lambda n: sizes[n], default=None)
@@ -108,21 +106,11 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         late = {name: pool.submit(nsys_export.read, path, [name]) for name in SOURCES if name == biggest}
         try:
             sources = nsys_export.read(path, [n for n in SOURCES if n not in late])
-            con = duckdb.connect(
-                config={
-                    "preserve_insertion_order": False,
-                    "temp_directory": spill,
-                    "memory_limit": MEMORY_LIMIT,
-                    # give freed memory back after each task and bulk free, not past 128/512 MB: -30 to -40 MB of
-                    # peak RSS at 150k kernels, same time
-                    "allocator_flush_threshold": "8MB",
-                    "allocator_bulk_deallocation_flush_threshold": "8MB",
-                }
-            )
+            con = connect(spill)
             try:
                 src = _Sources(con, sources, late)
-                _attribute(con, src)
-                yield _outputs(con, meta, src, run_id)
+                attribute(con, src)
+                yield outputs(con, meta, src, run_id)
             finally:
                 con.close()
         finally:
@@ -130,7 +118,40 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
                 f.cancel()
 
 
-def _attribute(con: Any, src: _Sources) -> None:
+def connect(spill: str) -> Any:
+    """A DuckDB connection for one export's attribution, spilling to the directory ``spill`` beyond
+    :data:`MEMORY_LIMIT` (shared by the SQLite and the Parquet reader, :mod:`rooflake.ingest.nsys_parquet`)."""
+    import duckdb
+
+    return duckdb.connect(
+        config={
+            "preserve_insertion_order": False,
+            "temp_directory": spill,
+            "memory_limit": MEMORY_LIMIT,
+            # give freed memory back after each task and bulk free, not past 128/512 MB: -30 to -40 MB of
+            # peak RSS at 150k kernels, same time
+            "allocator_flush_threshold": "8MB",
+            "allocator_bulk_deallocation_flush_threshold": "8MB",
+        }
+    )
+
+
+class SourceViews(Protocol):
+    """The export's source tables as DuckDB views named as in :data:`rooflake.ingest.nsys_export.SOURCES`
+    (``k_raw``, ``nvtx_raw``, ...; each with the typed columns of its column table), however they are bound:
+    over Arrow tables read from SQLite (:class:`_Sources`) or over Parquet files
+    (:mod:`rooflake.ingest.nsys_parquet`). ``present``: source -> whether the export has its table."""
+
+    present: dict[str, bool]
+
+    def need(self, name: str) -> None:
+        """Make sure the view ``name`` exists (wait for a source still being read)."""
+
+    def release(self, *names: str) -> None:
+        """The views of ``names`` have been dropped by the SQL: free what backs them."""
+
+
+def attribute(con: Any, src: SourceViews) -> None:
     """Run the attribution's steps (the module docstring), each once its sources are read; free the API tables
     once used, and DuckDB's kept memory after the steps that leave much of it. Raises :class:`InputError` when a
     late source cannot be read."""
@@ -155,8 +176,10 @@ def _conformed(con: Any, schema: pa.Schema, view: str, run_id: str) -> str:
     return sql_template(PKG, "nsys/conform.sql", columns=conform_select(schema, exprs), view=view)
 
 
-def _outputs(con: Any, meta: dict[str, str], src: _Sources, run_id: str) -> dict[str, Any]:
-    """The output tables (DuckTables over ``nsys/output.sql``'s views) and the run's summary."""
+def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> dict[str, Any]:
+    """The output tables (DuckTables over ``nsys/output.sql``'s views, each with exactly the columns of its store
+    table: kernels KERNELS, memops MEMOPS, ranges RANGES, coverage COVERAGE) and the run's summary (``run``, see
+    :func:`open_export`), after :func:`attribute` on the same connection."""
     sqlscript.run(con, "nsys/output.sql")
     summary = sqlscript.run(con, "nsys/summary.sql")
     names = [d[0] for d in summary.description]

@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run
+from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
 from rooflake.schema import (
     RUNS,
     SCHEMA_VERSION,
@@ -137,7 +137,7 @@ def ingest_file(
             "run_id": run_id,
             "source_path": str(path.resolve()),
             "source_sha256": sha,
-            "source_bytes": path.stat().st_size,
+            "source_bytes": source_bytes(path),
             "ingested_at": datetime.now(timezone.utc),
             "labels": sorted((labels or {}).items()),
             "rooflake_version": rooflake_version(),
@@ -163,9 +163,13 @@ def ingest_file(
 
 def _reports_in(folder: Path) -> list[Path]:
     """Files under ``folder`` (recursively) a reader recognises by their first bytes, and files that look like
-    reports but cannot be read (kept, so that their ingest fails loudly instead of being skipped unseen)."""
-    found = []
-    for f in sorted(x for x in folder.rglob("*") if x.is_file()):
+    reports but cannot be read (kept, so that their ingest fails loudly instead of being skipped unseen); a folder
+    that is an nsys parquetdir export is one report (its files are not looked at one by one)."""
+    from rooflake.ingest.nsys_parquet import is_parquetdir
+
+    dirs = [d for d in [folder, *sorted(x for x in folder.rglob("*") if x.is_dir())] if is_parquetdir(d)]
+    found = [d for d in dirs if not any(o in d.parents for o in dirs)]
+    for f in sorted(x for x in folder.rglob("*") if x.is_file() and not any(d in x.parents for d in dirs)):
         try:
             fmt = detect_format(f)
         except UnsupportedFormatError:  # not a report

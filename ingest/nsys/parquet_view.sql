@@ -1,0 +1,11 @@
+-- parquet_view: one table of an Nsight Systems parquetdir export (`nsys export --type parquetdir`: one
+-- <TABLE>.parquet per export table, the SQLite export's names and columns) as the attribution reads it: a view over
+-- DuckDB's read_parquet of that file, every column typed, the reader's columns that the file lacks as typed NULLs
+-- (rooflake.ingest.nsys_parquet; the same views the SQLite reader makes over Arrow, nsys/source_view.sql).
+-- The file is read with file_row_number (0-based row position): `file_row_number + 1` stands for SQLite's rowid
+-- (the export writes each table in its row order), which the attribution keeps as src_row / range_id.
+-- Template slots (filled by Python: names, a file path in a table function of a view, and a select list cannot be
+-- bound parameters): {view} = the source's name (k_raw, nvtx_raw, ...); {file} = the Parquet file's path as an SQL
+-- string literal; {columns} = the typed select list over it (alias a), from the reader's column tables.
+-- Columns: those of {columns} (see rooflake.ingest.nsys_export: the source's column table).
+CREATE VIEW {view} AS SELECT {columns} FROM read_parquet({file}, file_row_number = true) AS a

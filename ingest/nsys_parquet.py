@@ -1,0 +1,241 @@
+"""Reader for Nsight Systems Parquet exports (``nsys export --type parquetdir``, Nsight Systems 2024.6 and newer): a
+folder holding one ``<TABLE>.parquet`` per export table, with the SQLite export's table and column names.
+
+DuckDB reads the files in place (``read_parquet``; no SQLite step, no copy into Python memory): each source of the
+attribution (``k_raw``, ``nvtx_raw``, ... of :data:`rooflake.ingest.nsys_export.SOURCES`) is a typed view over its
+file (``nsys/parquet_view.sql``), and from there the SQLite reader's code runs unchanged
+(:func:`rooflake.ingest.nsys_sqlite.attribute` and :func:`~rooflake.ingest.nsys_sqlite.outputs`: the same SQL, the
+same output tables). A row's position in its file + 1 stands for SQLite's ``rowid`` (``range_id`` of a range).
+
+:func:`is_parquetdir` recognises such a folder by its file names; :func:`write_parquetdir` writes one from an SQLite
+export (every table, each column typed by its declared SQLite type), for tools that read only Parquet and for the
+tests and benchmarks that compare both paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rooflake.ingest import nsys_sqlite
+from rooflake.ingest.messages import first_line, shown
+from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, quoted
+from rooflake.schema import InputError
+from rooflake.schema.duck import sql_literal, sql_template
+
+PKG = "rooflake.ingest"
+FORMAT = "nsys-parquetdir"
+SUFFIX = ".parquet"
+# every Nsight Systems export has a string table: a folder without it is not a whole export
+REQUIRED = ("StringIds",)
+# the tables whose files make a folder an nsys parquetdir export
+KNOWN = (*REQUIRED, *META_TABLES, *(table for table, _ in SOURCES.values()))
+EXPORT_HINT = "nsys export --type parquetdir --output FOLDER FILE.nsys-rep"
+
+
+def is_parquetdir(path: str | Path) -> bool:
+    """Whether ``path`` is a folder holding at least one ``<TABLE>.parquet`` of an Nsight Systems export table
+    (``StringIds``, ``CUPTI_ACTIVITY_KIND_KERNEL``, ``NVTX_EVENTS``, ...). A folder that has some but lacks a
+    required one is still recognised: reading it then says what is missing."""
+    path = Path(path)
+    return path.is_dir() and any((path / f"{table}{SUFFIX}").is_file() for table in KNOWN)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+# the Arrow types a source column of each of the reader's types may have (NAME: an id or inline text)
+_FITS = {
+    "BIGINT": lambda t: pa.types.is_integer(t) or pa.types.is_null(t),
+    "VARCHAR": lambda t: _is_text(t) or pa.types.is_null(t),
+    "NAME": lambda t: pa.types.is_integer(t) or _is_text(t) or pa.types.is_null(t),
+}
+
+
+def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict[str, bool] | None:
+    """Column name -> whether it holds text, of ``<table>.parquet`` (its footer only); None without that file.
+    Raises :class:`InputError` naming the folder and file when it is not a readable Parquet file, or when one of
+    the reader's columns ``cols`` has a type that cannot hold it (text where integers belong, ...)."""
+    import pyarrow.parquet as pq
+
+    file = folder / f"{table}{SUFFIX}"
+    if not file.is_file():
+        return None
+    try:
+        schema = pq.read_schema(file)
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(
+            f"{shown(folder)}: {file.name} is not a readable Parquet file ({first_line(e)}); export the report "
+            f"again: {EXPORT_HINT}"
+        ) from e
+    for src, typ, _ in cols:
+        i = schema.get_field_index(src)
+        if i >= 0 and not _FITS[typ](schema.field(i).type):
+            raise InputError(
+                f"{shown(folder)}: {file.name}: column {src} is {schema.field(i).type}, not "
+                f"{'an integer' if typ == 'BIGINT' else 'text' if typ == 'VARCHAR' else 'an integer id or text'}"
+            )
+    return {f.name: _is_text(f.type) for f in schema}
+
+
+def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, bool] | None]]:
+    """The export's metadata (``META_DATA_EXPORT``: name -> value; empty without it) and, per export table the
+    reader needs, its columns (see :func:`_columns`; None for a table the folder lacks). Raises
+    :class:`InputError` (one line, naming the folder) for a folder without a required table or with a file that is
+    not readable Parquet."""
+    import pyarrow.parquet as pq
+
+    missing = [t for t in REQUIRED if not (folder / f"{t}{SUFFIX}").is_file()]
+    if missing:
+        raise InputError(
+            f"{shown(folder)}: an incomplete Nsight Systems parquetdir export: no {', '.join(missing)}{SUFFIX} "
+            f"(every export has it); export the report again: {EXPORT_HINT}"
+        )
+    tables = {table: _columns(folder, table, cols) for table, cols in SOURCES.values()}
+    meta: dict[str, str] = {}
+    for table in META_TABLES:
+        cols = _columns(folder, table, META_COLS)
+        if cols is not None and all(c in cols for c, _, _ in META_COLS):
+            try:
+                t = pq.read_table(folder / f"{table}{SUFFIX}", columns=[c for c, _, _ in META_COLS])
+            except (OSError, pa.ArrowException) as e:
+                raise InputError(f"{shown(folder)}: cannot read {table}{SUFFIX} ({first_line(e)})") from e
+            meta = {str(k): str(v) for k, v in zip(*(c.to_pylist() for c in t.columns), strict=True)}
+            break
+    return meta, tables
+
+
+def select_list(present: dict[str, bool] | None, cols: list[tuple[str, str, str]]) -> str:
+    """The typed DuckDB select list of source columns ``cols`` (see :data:`rooflake.ingest.nsys_export.SOURCES`)
+    over a Parquet file aliased ``a`` whose columns are ``present`` (name -> holds text): the same columns, names
+    and types as the SQLite reader's (:func:`rooflake.ingest.nsys_export.select`). A NAME column is
+    ``<ours>_id`` (an integer id into StringIds) or ``<ours>_text`` (inline text) by its Parquet type; ``rowid``
+    is the file's own column of that name or its row position + 1; missing columns are typed NULLs; every text
+    column has a NULL ``_hex`` beside it (Parquet text is valid UTF-8)."""
+    has_file, present = present is not None, present or {}
+    out: list[str] = []
+    texts: list[str] = []
+    for src, typ, ours in cols:
+        ref = f"a.{quoted(src)}"
+        if src == "rowid" and has_file and src not in present:
+            out.append(f"(a.file_row_number + 1)::{typ} AS {ours}")
+        elif typ == "NAME":
+            texts.append(f"{ours}_text")
+            is_text = present.get(src)
+            ids = f"{ref}::BIGINT" if is_text is False else "NULL::BIGINT"
+            text = f"{ref}::VARCHAR" if is_text else "NULL::VARCHAR"
+            out += [f"{ids} AS {ours}_id", f"{text} AS {ours}_text"]
+        else:
+            texts += [ours] if typ == "VARCHAR" else []
+            out.append(f"{ref}::{typ} AS {ours}" if src in present else f"NULL::{typ} AS {ours}")
+    out += [f"NULL::VARCHAR AS {c}_hex" for c in texts]
+    return ", ".join(out)
+
+
+class ParquetSources:
+    """The attribution's sources as views over the folder's Parquet files (:class:`nsys_sqlite.SourceViews`):
+    all made at once, read by DuckDB where the SQL reads them; a table the folder lacks is an empty view with the
+    same typed columns."""
+
+    def __init__(self, con: Any, folder: Path, tables: dict[str, dict[str, bool] | None]) -> None:
+        self.present: dict[str, bool] = {}
+        con.register("no_source_arrow", pa.table({"_": pa.nulls(0)}))
+        for name, (table, cols) in SOURCES.items():
+            present = tables.get(table)
+            self.present[name] = present is not None
+            columns = select_list(present, cols)
+            if present is None:
+                view = sql_template(
+                    PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns
+                )
+            else:
+                file = sql_literal(str((folder / f"{table}{SUFFIX}").absolute()), pa.string())
+                view = sql_template(PKG, "nsys/parquet_view.sql", view=name, file=file, columns=columns)
+            con.execute(view)
+
+    def need(self, name: str) -> None:
+        """Nothing to wait for: every view exists from the start."""
+
+    def release(self, *names: str) -> None:
+        """Nothing to free: the views read their files as the SQL scans them."""
+
+
+@contextlib.contextmanager
+def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
+    """Open one Nsight Systems parquetdir export (a folder) and attribute its GPU operations to NVTX ranges, in
+    DuckDB, with the SQLite reader's SQL.
+
+    Yields what :func:`rooflake.ingest.nsys_sqlite.open_export` yields (``kernels`` KERNELS, ``memops`` MEMOPS,
+    ``ranges`` RANGES, ``coverage`` COVERAGE as DuckTables valid inside the ``with`` block, and ``run``), with
+    ``run["source_format"] = "nsys-parquetdir"`` and a ``note`` saying the folder is one run. Raises
+    :class:`InputError` (one line, naming the folder) for a folder that lacks a required table (``StringIds``),
+    a file that is not readable Parquet (its footer), a column of a type that cannot hold the reader's, or a
+    damaged page found while DuckDB reads (inside the ``with`` block too: while the tables are published).
+    """
+    import duckdb
+
+    folder = Path(path)
+    meta, tables = check(folder)
+    with tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill:
+        con = nsys_sqlite.connect(spill)
+        try:
+            src = ParquetSources(con, folder, tables)
+            nsys_sqlite.attribute(con, src)
+            out = nsys_sqlite.outputs(con, meta, src, run_id)
+            out["run"]["source_format"] = FORMAT
+            n = sum(t is not None for t in tables.values())
+            out["run"]["note"] = f"nsys parquetdir export: the folder is one run, {n} source tables read"
+            yield out
+        except duckdb.Error as e:
+            # a damaged data page (the footers were checked: DuckDB may or may not name the file), here or while
+            # the tables are published; an I/O error elsewhere than the folder is the store's, not the export's
+            if isinstance(e, duckdb.IOException) and str(folder.absolute()) not in str(e):
+                raise
+            raise InputError(f"{shown(folder)}: cannot read the Parquet export ({first_line(e)})") from e
+        finally:
+            con.close()
+
+
+def _arrow_type(declared: str) -> tuple[str, pa.DataType]:
+    """(SQLite type to CAST to, Arrow type) of a column by its declared SQLite type (SQLite's affinity rules:
+    INT -> integer, CHAR/CLOB/TEXT -> text, REAL/FLOA/DOUB -> real; anything else is written as text)."""
+    if "INT" in declared:
+        return "INTEGER", pa.int64()
+    if any(k in declared for k in ("REAL", "FLOA", "DOUB")):
+        return "REAL", pa.float64()
+    return "TEXT", pa.string()
+
+
+def write_parquetdir(sqlite: str | Path, folder: str | Path) -> list[str]:
+    """Write every table of the SQLite export ``sqlite`` to ``folder/<TABLE>.parquet`` (the layout of
+    ``nsys export --type parquetdir``): rows in the table's order, each column typed by its declared SQLite type
+    (INTEGER int64, REAL float64, TEXT string; text that is not valid UTF-8 decoded with replacement). Returns the
+    tables written. Raises :class:`InputError` when ``sqlite`` is not a readable SQLite database; ``OSError`` when
+    the folder cannot be written."""
+    import pyarrow.parquet as pq
+
+    from rooflake.ingest.nsys_export import Export, valid_utf8
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    db = Export(Path(sqlite))
+    try:
+        written = []
+        for table, declared in db.tables().items():
+            types = {col: _arrow_type(d) for col, d in declared.items()}
+            columns = ", ".join(f"CAST({quoted(c)} AS {sq}) AS {quoted(c)}" for c, (sq, _) in types.items())
+            sql = sql_template(PKG, "nsys/export_read.sql", columns=columns, table=quoted(table))
+            schema = pa.schema([(c, t) for c, (_, t) in types.items()])
+            arrow, bad = valid_utf8(db.arrow(sql, table))
+            arrow = arrow.drop_columns([f"{c}_hex" for c in bad]).cast(schema)
+            pq.write_table(arrow, folder / f"{table}{SUFFIX}")
+            written.append(table)
+        return written
+    finally:
+        db.close()
