@@ -8,9 +8,12 @@ it is the name an annotated profile of the same model gives the range (:func:`ro
 the one naming function), and an op of a module's backward falls where annotate's backward range puts it. Per op:
 
 - FLOPs: PyTorch's own formulas (``torch.utils.flop_counter``'s registry: mm, addmm, bmm, convolution and its
-  backward, scaled-dot-product attention, ...), else ours (``RULES``: element-wise arithmetic 1 FLOP per output
-  element, normalisations, softmax), else NULL with the reason; views and data movement are 0 FLOPs. Each row says
-  which (``flops_source``).
+  backward, scaled-dot-product attention, ...), else ours (:data:`ELEMENTWISE_FLOPS`: element-wise arithmetic 1 FLOP
+  per output element, normalisations, softmax; :data:`PER_INPUT_FLOPS`: reductions, softmax backward, the
+  embedding's weight gradient), else NULL with the reason. Views (:data:`VIEW_OPS` and every op whose schema
+  declares an alias: no arithmetic), data movement (:data:`ZERO_FLOP_OPS`) and ops with no floating-point operand
+  are 0 FLOPs. Each row says which rule (``flops_source``: ``torch.utils.flop_counter``, ``rooflake:view``,
+  ``rooflake:data-movement``, ``rooflake:integer``, ``rooflake:<rule> x<FLOPs per element>``, ``none: …``).
 - Compulsory bytes: every tensor input (weights included) and output once at its dtype; 0 for views.
 - Traffic (convolutions, matmuls/linears, attention): :mod:`rooflake.instrument.traffic`.
 
@@ -48,7 +51,7 @@ ELEMENTWISE_FLOPS: dict[str, float] = {
     ),
     # transcendental activations: counted as one FLOP each, as fvcore and the flop_counter docs do for element-wise
     **dict.fromkeys(
-        ["sigmoid", "sigmoid_", "tanh", "tanh_", "gelu", "silu", "silu_", "exp", "sqrt", "rsqrt"], 1.0
+        ["sigmoid", "sigmoid_", "tanh", "tanh_", "gelu", "silu", "silu_", "exp", "sqrt", "rsqrt", "pow"], 1.0
     ),
     # normalisations: (x - mean) * rstd * gamma + beta, plus the statistics: about 4 FLOPs per element forward
     **dict.fromkeys(
@@ -58,8 +61,26 @@ ELEMENTWISE_FLOPS: dict[str, float] = {
     **dict.fromkeys(["_softmax", "_log_softmax", "_safe_softmax"], 5.0),
     **dict.fromkeys(["avg_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d"], 1.0),
 }
-# reductions: one FLOP per input element
-REDUCTIONS = {"sum", "mean", "var_mean", "std_mean", "norm"}
+# ours, per element of the first input: op name -> (FLOPs per element, rule name)
+PER_INPUT_FLOPS: dict[str, tuple[float, str]] = {
+    # reductions: one add per input element
+    **dict.fromkeys(["sum", "mean", "var_mean", "std_mean", "norm"], (1.0, "reduction x1")),
+    # the embedding's weight gradient: each row of the output gradient added into its weight row
+    "embedding_dense_backward": (1.0, "scatter-add x1"),
+    # softmax backward from the output y and its gradient g: y·g, the row sum, g − sum, y·(…): 4 per element;
+    # log-softmax: exp(y), ·sum(g), the row sum, g − …: 4 per element
+    "_softmax_backward_data": (4.0, "softmax backward x4"),
+    "_log_softmax_backward_data": (4.0, "softmax backward x4"),
+}
+# views: the output aliases the input, no arithmetic and no bytes moved. Ops whose schema declares the alias are
+# found by _is_view; these return views (or, for the unsafe_* ones, tensors sharing the input's storage) without
+# declaring it. aten.unsafe_split is what nn.LSTM splits its gates with.
+VIEW_OPS = {
+    "detach", "alias", "view", "_unsafe_view", "t", "expand", "transpose", "permute", "unbind", "split",
+    "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk", "unsafe_chunk", "narrow", "select",
+    "slice", "squeeze", "unsqueeze", "reshape", "flatten", "unflatten", "view_as", "expand_as", "as_strided",
+    "lift_fresh",
+}  # fmt: skip
 ZERO_FLOP_OPS = {
     "max_pool2d_with_indices",  # comparisons, not FLOPs
     "max_pool2d_with_indices_backward",  # a scatter of the gradient
@@ -81,8 +102,9 @@ ZERO_FLOP_OPS = {
     "embedding",
     "index_select",
     "gather",
-    "_unsafe_view",
     "constant_pad_nd",
+    "select_backward",  # a zero tensor with the gradient copied into one index
+    "slice_backward",  # a zero tensor with the gradient copied into a slice
 }
 
 
@@ -140,8 +162,8 @@ class _Recorder:
         name = packet.__name__
         ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         outs = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
-        view = _is_view(func)
-        flops, source = _flops(packet, name, args, kwargs, out, outs, view, flop_registry)
+        view = _is_view(func) or name in VIEW_OPS
+        flops, source = _flops(packet, name, args, kwargs, out, ins, outs, view, flop_registry)
         traffic = _traffic(name, args, ins, outs, self.gpu)
         self.rows.append(self._row(f"aten.{name}", ins, outs, flops, source, view, traffic))
 
@@ -182,16 +204,32 @@ def _is_view(func: Any) -> bool:
 
 
 def _flops(
-    packet: Any, name: str, args: tuple, kwargs: dict, out: Any, outs: list, view: bool, registry: dict
+    packet: Any,
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    out: Any,
+    ins: list,
+    outs: list,
+    view: bool,
+    registry: dict,
 ) -> tuple[float | None, str]:
+    """(FLOPs, ``flops_source``) of one op: torch's formula, else ours (views and data movement 0, per input or
+    output element rules), else (None, the reason)."""
     if packet in registry:
         return float(registry[packet](*args, **kwargs, out_val=out)), TORCH_SOURCE
-    if view or name in {"detach", "alias", "view", "t", "expand", "transpose", "permute", "unbind", "split"}:
+    if view:
         return 0.0, "rooflake:view"
     if name in ZERO_FLOP_OPS:
         return 0.0, "rooflake:data-movement"
-    if name in REDUCTIONS and args and hasattr(args[0], "numel"):
-        return float(args[0].numel()), "rooflake:reduction x1"
+    if name in PER_INPUT_FLOPS and args and hasattr(args[0], "numel"):
+        per, rule = PER_INPUT_FLOPS[name]
+        return per * args[0].numel(), f"rooflake:{rule}"
+    if outs and not any(t.is_floating_point() or t.is_complex() for t in [*ins, *outs]):
+        return (
+            0.0,
+            "rooflake:integer",
+        )  # no floating-point operand: index arithmetic (arange, masks) is no FLOP
     if name in ELEMENTWISE_FLOPS and outs:
         return ELEMENTWISE_FLOPS[name] * outs[0].numel(), f"rooflake:elementwise x{ELEMENTWISE_FLOPS[name]:g}"
     if name.endswith("_backward") and outs:

@@ -189,3 +189,48 @@ def test_rl_estimate_bad_input_is_one_error_line(tmp_path) -> None:  # type: ign
         lines = [line for line in res.output.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("Error: ") and msg in lines[0], res.output
     assert not (tmp_path / "s").exists()
+
+
+def test_lstm_gate_split_is_a_view_and_no_op_of_it_lacks_flops() -> None:
+    rows = estimate_rows(SmallLSTM(), torch.empty(4, 10, 32), training=True)
+    assert [r["op"] for r in rows if r["flops"] is None] == []
+    splits = [r for r in rows if r["op"] == "aten.unsafe_split"]
+    assert (
+        len(splits) == 10
+    )  # nn.LSTM splits its gates once per time step, as a view: no arithmetic, no bytes
+    assert {(r["flops"], r["flops_source"], r["bytes_compulsory"]) for r in splits} == {
+        (0.0, "rooflake:view", 0)
+    }
+    (sel,) = [
+        r for r in rows if r["op"] == "aten.select_backward"
+    ]  # out[:, -1]'s gradient, copied into zeros
+    assert (sel["flops"], sel["flops_source"]) == (0.0, "rooflake:data-movement") and sel[
+        "bytes_compulsory"
+    ] > 0
+
+
+def test_integer_ops_are_zero_flops() -> None:
+    rows = estimate_rows(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)), torch.empty(2, 3, 8, 8))
+    (count,) = [
+        r for r in rows if r["module_path"] == "1" and r["op"] == "aten.add_"
+    ]  # num_batches_tracked += 1
+    assert (count["dtype"], count["flops"], count["flops_source"]) == ("int64", 0.0, "rooflake:integer")
+
+
+def test_bert_training_rules_softmax_and_embedding_backward() -> None:
+    transformers = pytest.importorskip("transformers")
+    b, t, h, heads = 2, 16, 64, 2
+    cfg = transformers.BertConfig(
+        num_hidden_layers=1, hidden_size=h, num_attention_heads=heads, intermediate_size=128,
+        attn_implementation="eager", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    with torch.device("meta"):
+        model = transformers.AutoModel.from_config(cfg)
+    rows = estimate_rows(model, torch.zeros(b, t, dtype=torch.long), training=True)
+    assert [r["op"] for r in rows if r["flops"] is None] == []
+    (soft,) = [r for r in rows if r["op"] == "aten._softmax_backward_data"]
+    assert soft["flops"] == 4 * b * heads * t * t and soft["flops_source"] == "rooflake:softmax backward x4"
+    emb = {r["module_path"]: r for r in rows if r["op"] == "aten.embedding_dense_backward"}
+    # each row of the output gradient added into the weight row it came from: B·T·H adds per embedding
+    assert emb["embeddings.word_embeddings"]["flops"] == b * t * h
+    assert emb["embeddings.word_embeddings"]["flops_source"] == "rooflake:scatter-add x1"
