@@ -17,6 +17,11 @@ class SectionSet(str, Enum):
     full = "full"
 
 
+class ClockControl(str, Enum):
+    base = "base"
+    none = "none"
+
+
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     no_args_is_help=True,
@@ -48,6 +53,14 @@ def profile(
     launch_count: Annotated[
         int | None, typer.Option("--launch-count", min=1, help="ncu: profile N launches.")
     ] = None,
+    clock_control: Annotated[
+        ClockControl,
+        typer.Option(
+            "--clock-control",
+            help="ncu: base (clocks locked to base: peaks and times at one clock) or none (the GPU boosts); "
+            "recorded as env.clock_control.",
+        ),
+    ] = ClockControl.base,
     trace: Annotated[
         str, typer.Option("--trace", help="nsys: what to trace (comma-separated).")
     ] = "cuda,nvtx,osrt",
@@ -70,11 +83,15 @@ def profile(
         raise typer.BadParameter(
             "filters ncu's kernels: use --ncu", param_hint="--kernel/--nvtx-include/--launch-*"
         )
+    if nsys and clock_control is not ClockControl.base:
+        raise typer.BadParameter("an ncu option: use --ncu", param_hint="--clock-control")
     labels = parse_labels(label)
     options: dict[str, Any] = dict(
         section_set=section_set.value, nvtx_include=nvtx_include or [], kernel=kernel
     )
     options |= dict(launch_skip=launch_skip, launch_count=launch_count, dry_run=dry_run)
+    if not nsys:
+        options["clock_control"] = clock_control.value
     options["trace"] = [t.strip() for t in trace.split(",") if t.strip()]
     result = _profile_and_ingest(command, "nsys" if nsys else "ncu", output, labels, store, options)
     for line in result["commands"]:

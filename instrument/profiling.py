@@ -5,7 +5,9 @@
   per level and the roofs from) or ``--set full``; ``--nvtx`` so each kernel keeps the NVTX ranges open at its
   launch (its layer), ``--nvtx-include`` filters; ``--target-processes all`` (PyTorch data loaders and launchers
   spawn children); ``--clock-control base`` (ncu's default, stated so it is recorded: clocks locked to base, so the
-  report's peaks and the kernels' times refer to the same clock); ``--kernel-name regex:``, ``--launch-skip``,
+  report's peaks and the kernels' times refer to the same clock; ``none`` lets the GPU boost, as in production, and
+  is recorded the same way: the command line and the label ``env.clock_control``); ``--kernel-name regex:``,
+  ``--launch-skip``,
   ``--launch-count`` to keep long jobs short.
 - nsys (a timeline: real durations, the NVTX ranges of every thread): ``--trace=cuda,nvtx,osrt``,
   ``--cuda-graph-trace=node`` (kernels of CUDA graphs one by one, attributed through the graph launch), CPU
@@ -33,6 +35,7 @@ from pathlib import Path
 from rooflake.schema import InputError, RooflakeError, ToolMissingError, UsageError
 
 NCU_SETS = ("roofline", "full")
+CLOCK_CONTROLS = ("base", "none")
 NSYS_TRACE = ("cuda", "nvtx", "osrt")
 CLOCK_CONTROL = "base"
 HINTS = {
@@ -63,12 +66,15 @@ def ncu_command(
     kernel: str | None = None,
     launch_skip: int | None = None,
     launch_count: int | None = None,
+    clock_control: str = CLOCK_CONTROL,
 ) -> list[str]:
     """The ``ncu`` command line profiling ``target`` into ``output``.ncu-rep (see the module docstring for why each
     option). ``kernel`` is a regular expression on the function name (``--kernel-name regex:...``).
-    Raises :class:`UsageError` for an unknown set or a negative count."""
+    Raises :class:`UsageError` for an unknown set or clock control, or a negative count."""
     if section_set not in NCU_SETS:
         raise UsageError(f"--set {section_set!r}: one of {', '.join(NCU_SETS)}")
+    if clock_control not in CLOCK_CONTROLS:
+        raise UsageError(f"--clock-control {clock_control!r}: one of {', '.join(CLOCK_CONTROLS)}")
     for name, value in (("--launch-skip", launch_skip), ("--launch-count", launch_count)):
         if value is not None and value < (1 if name == "--launch-count" else 0):
             raise UsageError(f"{name} {value}: must be {'≥ 1' if name == '--launch-count' else '≥ 0'}")
@@ -81,7 +87,7 @@ def ncu_command(
         cmd += ["--launch-skip", str(launch_skip)]
     if launch_count is not None:
         cmd += ["--launch-count", str(launch_count)]
-    cmd += ["--target-processes", "all", "--clock-control", CLOCK_CONTROL]
+    cmd += ["--target-processes", "all", "--clock-control", clock_control]
     return [*cmd, "--force-overwrite", "-o", str(output), *target]
 
 
@@ -202,6 +208,7 @@ def plan(
     launch_skip: int | None = None,
     launch_count: int | None = None,
     trace: list[str] | tuple[str, ...] = NSYS_TRACE,
+    clock_control: str = CLOCK_CONTROL,
     dry_run: bool = False,
 ) -> ProfileResult:
     """The command line :func:`profile` runs (``report`` None). With ``dry_run`` the tool need not be installed
@@ -212,9 +219,9 @@ def plan(
     if tool not in NAMES:
         raise UsageError(f"unknown profiler {tool!r} (ncu or nsys)")
     ncu_only = kernel is not None or launch_skip is not None or launch_count is not None or bool(nvtx_include)
-    if tool == "nsys" and ncu_only:
+    if tool == "nsys" and (ncu_only or clock_control != CLOCK_CONTROL):
         raise UsageError(
-            "--kernel, --launch-skip, --launch-count and --nvtx-include filter ncu's kernels: use --ncu"
+            "--kernel, --launch-skip, --launch-count, --nvtx-include and --clock-control are ncu's options: use --ncu"
         )
     exe = tool if dry_run and shutil.which(tool) is None else find_tool(tool)
     out = Path(output) if output is not None else default_output(tool)
@@ -229,6 +236,7 @@ def plan(
         kernel=kernel,
         launch_skip=launch_skip,
         launch_count=launch_count,
+        clock_control=clock_control,
     )
     return ProfileResult(tool, [cmd], None)
 
@@ -238,7 +246,8 @@ def profile(
 ) -> ProfileResult:
     """Profile ``target`` (a command and its arguments) with ``tool`` (``ncu`` or ``nsys``) into ``output``
     (default :func:`default_output`; the profiler adds its suffix); ``options`` as :func:`plan` takes them
-    (``section_set``, ``nvtx_include``, ``kernel``, ``launch_skip``, ``launch_count``, ``trace``, ``dry_run``).
+    (``section_set``, ``nvtx_include``, ``kernel``, ``launch_skip``, ``launch_count``, ``clock_control``,
+    ``trace``, ``dry_run``).
     Returns a :class:`ProfileResult` whose ``report`` (``NAME.ncu-rep``, or nsys's ``NAME.sqlite``) is ready for
     :func:`rooflake.pipeline.ingest_file` and whose ``facts`` say where and how it ran (:func:`environment`, the
     profiled ``command``, ncu's ``clock_control``). ``dry_run`` returns the command lines without running them.
@@ -254,7 +263,7 @@ def profile(
     exe = result.commands[0][0]
     result.facts = {**environment(exe), "command": shlex.join(target)}
     if tool == "ncu":
-        result.facts["clock_control"] = CLOCK_CONTROL
+        result.facts["clock_control"] = str(options.get("clock_control", CLOCK_CONTROL))
     _run(result.commands[0], f"{tool} (or the profiled command: {tool} passes its exit status on)")
     if tool == "nsys":
         result.report = _finish_nsys(exe, out, result.commands)

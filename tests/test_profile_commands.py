@@ -62,6 +62,7 @@ def test_ncu_default_is_the_roofline_set_with_nvtx_all_processes_and_base_clocks
         ({"launch_skip": 10}, ["--launch-skip", "10"]),
         ({"launch_count": 5}, ["--launch-count", "5"]),
         ({"launch_skip": 0, "launch_count": 1}, ["--launch-skip", "0", "--launch-count", "1"]),
+        ({"clock_control": "none"}, ["--target-processes", "all", "--clock-control", "none"]),
     ],
 )
 def test_ncu_options(options: dict, expected: list[str]) -> None:
@@ -72,7 +73,10 @@ def test_ncu_options(options: dict, expected: list[str]) -> None:
     assert "--nvtx" in cmd and "--clock-control" in cmd
 
 
-@pytest.mark.parametrize("options", [{"section_set": "detailed"}, {"launch_count": 0}, {"launch_skip": -1}])
+@pytest.mark.parametrize(
+    "options",
+    [{"section_set": "detailed"}, {"launch_count": 0}, {"launch_skip": -1}, {"clock_control": "boost"}],
+)
 def test_ncu_bad_options(options: dict) -> None:
     with pytest.raises(UsageError):
         ncu_command(TARGET, output="out", **options)
@@ -102,6 +106,8 @@ def test_nsys_cpu_only_trace_drops_the_graph_option() -> None:
 def test_plan_refuses_ncu_filters_with_nsys_and_an_empty_command() -> None:
     with pytest.raises(UsageError, match="use --ncu"):
         plan(TARGET, tool="nsys", kernel="gemm", dry_run=True)
+    with pytest.raises(UsageError, match="use --ncu"):
+        plan(TARGET, tool="nsys", clock_control="none", dry_run=True)
     with pytest.raises(UsageError, match="no command"):
         plan([], tool="ncu", dry_run=True)
 
@@ -119,11 +125,60 @@ def test_dry_run_prints_the_command_line(tmp_path: Path) -> None:
     assert r.stdout.split()[1:3] == ["profile", "--trace=cuda,nvtx,osrt"]
 
 
+NCU_DRY = ["profile", "--dry-run", "--ncu", "-o", "rep"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "--set roofline --nvtx --target-processes all --clock-control base --force-overwrite -o rep"),
+        (["--set", "full"], "--set full --nvtx"),
+        (
+            ["--nvtx-include", "rooflake@forward/layer1/", "--nvtx-include", "rooflake@backward/"],
+            "--nvtx --nvtx-include rooflake@forward/layer1/ --nvtx-include rooflake@backward/ --target-processes",
+        ),
+        (["--kernel", "gemm|conv"], "--kernel-name 'regex:gemm|conv'"),
+        (
+            ["--launch-skip", "3", "--launch-count", "2"],
+            "--launch-skip 3 --launch-count 2 --target-processes",
+        ),
+        (["--clock-control", "none"], "--target-processes all --clock-control none --force-overwrite"),
+    ],
+)
+def test_rl_profile_dry_run_passes_each_ncu_option(args: list[str], expected: str) -> None:
+    r = invoke(*NCU_DRY, *args, "--", *TARGET)
+    assert r.exit_code == 0, r.output
+    (line,) = r.stdout.splitlines()
+    assert expected in line and line.endswith(" -o rep python train.py --batch 8"), line
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            [],
+            "profile --trace=cuda,nvtx,osrt --cuda-graph-trace=node --sample=none --cpuctxsw=none --export=sqlite",
+        ),
+        (
+            ["--trace", "nvtx,osrt"],
+            "profile --trace=nvtx,osrt --sample=none",
+        ),  # no CUDA: no graph-node option
+    ],
+)
+def test_rl_profile_dry_run_passes_each_nsys_option(args: list[str], expected: str) -> None:
+    r = invoke("profile", "--dry-run", "--nsys", "-o", "rep", *args, "--", *TARGET)
+    assert r.exit_code == 0, r.output
+    (line,) = r.stdout.splitlines()
+    assert expected in line and line.endswith(" -o rep python train.py --batch 8"), line
+
+
 def test_bad_arguments_exit_2() -> None:
     assert invoke("profile", "--set", "bogus", "--", *TARGET).exit_code == 2
     assert invoke("profile", "--nsys", "--ncu", "--", *TARGET).exit_code == 2
     assert invoke("profile", "--nsys", "--kernel", "x", "--", *TARGET).exit_code == 2
     assert invoke("profile", "--launch-count", "0", "--", *TARGET).exit_code == 2
+    assert invoke("profile", "--clock-control", "boost", "--", *TARGET).exit_code == 2
+    assert invoke("profile", "--nsys", "--clock-control", "none", "--", *TARGET).exit_code == 2
 
 
 @pytest.mark.parametrize(
@@ -219,3 +274,61 @@ def test_rl_profile_nsys_runs_imports_exports_and_ingests(tmp_path: Path) -> Non
         "SELECT name, depth FROM read_parquet($f) ORDER BY start_ns", {"f": ranges}
     ).fetchall()
     assert names == [("step", 0), ("work", 1)] * 2
+
+
+STAND_IN_NCU = """#!/bin/sh
+# a stand-in for ncu on this GPU-less machine: writes a real A10G report (../shared/fixtures) where -o says
+if [ "$1" = "--version" ]; then echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 2022.3.0.0"; exit 0; fi
+out=""
+while [ $# -gt 0 ]; do [ "$1" = "-o" ] && out="$2"; shift; done
+cp "{report}" "$out.ncu-rep"
+"""
+
+
+def test_rl_profile_ncu_records_command_line_host_and_clock_control(tmp_path: Path) -> None:
+    """No GPU here: `ncu` is a script that writes a real report (the A10G SGEMM one) where -o says, so that what
+    rl profile records around the report is checked: the command line that ran, the host, the clock control."""
+    import os
+
+    import duckdb
+
+    from _support import FIXTURES_PRESENT, NCU
+
+    if not FIXTURES_PRESENT:
+        pytest.skip("needs ../shared/fixtures (a real .ncu-rep)")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    ncu = bindir / "ncu"
+    ncu.write_text(STAND_IN_NCU.format(report=NCU / "AveryClapp__ESMM-Research__profile_output.ncu-rep"))
+    ncu.chmod(0o755)
+    store, rec = tmp_path / "store", tmp_path / "rec"
+    args = [
+        "profile",
+        "--ncu",
+        "--clock-control",
+        "none",
+        "-l",
+        "model=esmm",
+        "-o",
+        str(rec),
+        "--store",
+        str(store),
+    ]
+    r = invoke(*args, "--", *TARGET, env={"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
+    assert r.exit_code == 0, r.output
+    status, run_id, report = r.stdout.splitlines()[-1].split()
+    assert (status, report) == ("ingested", f"{rec}.ncu-rep")
+    row = duckdb.execute(
+        "SELECT run_id, command_line, host, gpu_name, labels FROM read_parquet($f)",
+        {"f": str(store / "runs" / "*" / "*.parquet")},
+    ).fetchone()
+    assert row is not None
+    rid, command_line, host, gpu, labels = row
+    assert rid == run_id and gpu == "NVIDIA A10G"
+    assert command_line == shlex.join(
+        [str(ncu), "--set", "roofline", "--nvtx", "--target-processes", "all", "--clock-control", "none",
+         "--force-overwrite", "-o", str(rec), *TARGET]
+    )  # fmt: skip
+    assert host == socket.gethostname() == labels["env.host"]
+    assert labels["env.clock_control"] == "none" and labels["model"] == "esmm"
+    assert labels["env.profiler"] == "NVIDIA Nsight Compute Version 2022.3.0.0"  # `ncu --version`'s last line
