@@ -23,23 +23,36 @@ def time_chart(view: Any) -> Any:
     from rooflake.render import time_roofline_chart
 
     title = roofline_title(view.run, view.run_id, view.grain, view.depth, prefix="Time-based roofline · ")
+    title += f" · {view.provenance}" if getattr(view, "provenance", None) else ""
     return time_roofline_chart(view.points, view.ceilings, level=view.level, title=title)
 
 
 def _draw_time(
-    store: str | None, run_id: str | None, out: Path, by: By, depth: int, level: Level, t_o: float | None
+    store: str | None,
+    run_id: str | None,
+    out: Path,
+    by: By,
+    depth: int,
+    level: Level,
+    t_o: float | None,
+    with_run: str | None = None,
 ) -> str:
     import polars as pl
 
     from rooflake.render import engine, save_chart
     from rooflake.render.formats import duration
     from rooflake.store import Store
-    from rooflake.views.time_roofline import time_roofline
+    from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
     engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
-    v = time_roofline(
-        Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
-    )
+    if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
+        v = estimate_time_roofline(
+            Store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o
+        )
+    else:
+        v = time_roofline(
+            Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
+        )
     save_chart(time_chart(v), out)
     points = pl.from_arrow(v.points)
     assert isinstance(points, pl.DataFrame)
@@ -50,7 +63,7 @@ def _draw_time(
     return (
         f"wrote {out} (run {v.run_id}, {drawn.height} {what}, t_o = {duration(lo.value_ns)} ({lo.source}), "
         f"bounds: {bounds})"
-    )
+    ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
 def _draw(
@@ -104,7 +117,7 @@ def roofline(
         typer.Option(
             "--with",
             help="With --by layer on an nsys run: the ncu run giving FLOPs/bytes, or an `rl estimate` run "
-            "(time measured, FLOPs and compulsory bytes modelled; also a CPU run's NVTX ranges).",
+            "(time measured, FLOPs and compulsory bytes modelled; also a CPU run's NVTX ranges; with --time too).",
         ),
     ] = None,
     time: Annotated[
@@ -125,15 +138,13 @@ def roofline(
 ) -> None:
     """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report."""
     chart_out(out)
+    if with_run is not None and by is By.kernel:
+        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
     if time:
-        if with_run is not None:
-            raise typer.BadParameter("--with is not supported with --time", param_hint="--with")
         if level is Level.all:
             raise typer.BadParameter(
                 "--time draws one level: use --level dram, l2 or l1", param_hint="--level"
             )
-        typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead))
+        typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead, with_run))
         return
-    if with_run is not None and by is By.kernel:
-        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
     typer.echo(_draw(store, run_id, out, level, precision, by, depth, with_run))

@@ -199,3 +199,36 @@ def test_wrong_runs_are_one_error_line(cpu_run: dict) -> None:
     assert out.startswith("Error: ") and "no NVTX range at depth 9" in out
     out = rl("roofline", cpu_run["run"], "--with", cpu_run["est"], "--store", store, code=2)
     assert "--with needs --by layer" in out
+
+
+def test_time_based_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
+    from rooflake.views.time_roofline import estimate_time_roofline
+
+    out_file = cpu_run["tmp"] / "time.html"
+    text = rl(
+        "roofline", cpu_run["run"], "--time", "--by", "layer", "-d", "2", "--with", cpu_run["est"], "--level", "l2",
+        "--launch-overhead", "2000", "-o", str(out_file), "--store", cpu_run["store"],
+    )  # fmt: skip
+    assert "12 layers at depth 2, t_o = 2 µs (option)" in text
+    assert "time measured (nsys, NVTX ranges on the CPU), FLOPs and bytes modelled" in text
+    assert "FLOPs and bytes modelled" in out_file.read_text()
+    v = estimate_time_roofline(
+        Store(cpu_run["store"]), cpu_run["run"], cpu_run["est"], depth=2, level="l2", launch_overhead_ns=2000
+    )
+    times = _range_times(cpu_run, 2)
+    peak = {r["ceiling"]: r["value"] for r in v.ceilings.to_pylist()}
+    for r in v.points.to_pylist():
+        n = times[r["name"]]["calls"] / STEPS
+        assert r["n_kernels"] == n and r["overhead_floor_ns"] == n * 2000
+        assert r["duration_ns"] == times[r["name"]]["inclusive_ns"] / STEPS
+        terms = {"FP32": r["flops"] / peak["FP32"] * 1e9, "L2": r["bytes_l2"] / peak["L2"] * 1e9}
+        terms["launch_overhead"] = n * 2000
+        assert r["t_min_ns"] == pytest.approx(max(terms.values()), rel=1e-12)
+        assert r["bound"] == max(terms, key=lambda k: terms[k])
+        assert r["inefficiency"] == pytest.approx(r["duration_ns"] / r["t_min_ns"], rel=1e-12)
+    cores = os.cpu_count() or 1
+    if cpu_run["load"] > cores:
+        pytest.skip(
+            f"load average {cpu_run['load']:.1f} on {cores} cores: timings do not compare with the roofs"
+        )
+    assert not any(v.points.column("below_bound").to_pylist())  # T >= T_min: no layer beats its roofs

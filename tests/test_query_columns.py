@@ -64,6 +64,9 @@ GIVEN: dict[str, Any] = {
     ),
     "run_ceiling_rows": lambda con: queries.fetch(con, "run_ceilings"),
     "layer_roofs": lambda con: queries.fetch(con, "host_measured_ceilings", PARAMS),
+    "layer_points": lambda con: queries.fetch(
+        con, "estimate_layer_roofline", PARAMS, tables={"layer_roofs": GIVEN["layer_roofs"](con)}
+    ),
     "chosen_ceilings": lambda con: queries.fetch(
         con,
         "source_run_ceilings",

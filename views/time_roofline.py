@@ -44,6 +44,8 @@ class TimeRoofline:
       queries/time_roofline.sql: grain, duration_ns, flops, bytes_*, compute_time_ns, l1/l2/dram_time_ns,
       t_min_ns (ns), inefficiency, bound, ...).
     - ``points``: the rows of the grain drawn (kernels, or layers at ``depth``), same columns.
+    - ``provenance``: with an ``rl estimate`` run (:func:`estimate_time_roofline`), which numbers are measured and
+      which modelled; else None.
     - ``ceilings``: the run's run_ceilings rows.
     """
 
@@ -56,6 +58,7 @@ class TimeRoofline:
     rows: Any
     points: Any
     ceilings: Any
+    provenance: str | None = None
 
 
 def launch_overheads(store: Any, run_ids: list[str]) -> dict[str, LaunchOverhead]:
@@ -165,3 +168,40 @@ def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int)
             f"(the deepest layers are at depth {deepest})"
         )
     return layers
+
+
+def estimate_time_roofline(
+    store: Any,
+    run_id: str | None,
+    estimates_run: str,
+    *,
+    depth: int = 1,
+    level: str = "dram",
+    launch_overhead_ns: float | None = None,
+) -> TimeRoofline:
+    """The time-based roofline of the layers of Nsight Systems run ``run_id`` at NVTX ``depth`` with the work of
+    ``rl estimate`` run ``estimates_run`` (step ``estimate_layer_time_roofline`` over the points of
+    :func:`rooflake.views.roofline.estimate_roofline`: time per step measured, FLOPs and compulsory bytes per step
+    modelled, the same roofs): T_min = max(F/P, Q_l/W_l, n·t_o) with n the launches (GPU) or range calls (CPU) per
+    step, s = T/T_min and the bound (Wang et al., arXiv 2009.04598). t_o as :func:`launch_overhead` picks it (a CPU
+    run has no launches to derive one from: the option, else the 1 µs default, which the chart names).
+
+    Returns a :class:`TimeRoofline` whose ``rows`` and ``points`` are the layer rows (time_roofline's columns) and
+    ``provenance`` says what is measured and what modelled. Raises as :func:`rooflake.views.roofline.estimate_roofline`,
+    and :class:`UsageError` for a bad ``level`` (dram | l2 | l1) or t_o.
+    """
+    from rooflake.views.roofline import estimate_roofline
+
+    if level not in LEVELS:
+        raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
+    v = estimate_roofline(store, run_id, estimates_run, depth=depth, level=level)
+    overhead = launch_overhead(store, v.run_id, launch_overhead_ns)
+    params = {
+        "launch_overhead_ns": overhead.value_ns,
+        "launch_overhead_source": overhead.source,
+        "depth": depth,
+    }
+    rows = fetch(connect(store), "estimate_layer_time_roofline", params, tables={"layer_points": v.points})
+    return TimeRoofline(
+        v.run_id, v.run, "layer", depth, level, overhead, rows, rows, v.ceilings, v.provenance
+    )
