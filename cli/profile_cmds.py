@@ -22,6 +22,29 @@ class ClockControl(str, Enum):
     none = "none"
 
 
+SetOpt = Annotated[
+    SectionSet, typer.Option("--set", help="ncu section set: roofline (the roofline sections) or full.")
+]
+NvtxIncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--nvtx-include", help="ncu: profile only kernels inside these NVTX ranges."),
+]
+ClockOpt = Annotated[
+    ClockControl,
+    typer.Option(
+        "--clock-control",
+        help="ncu: base (clocks locked to base: peaks and times at one clock) or none (the GPU boosts); "
+        "recorded as env.clock_control.",
+    ),
+]
+LabelOpt = Annotated[
+    list[str] | None, typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable).")
+]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Report name (the profiler adds its suffix).")
+]
+
+
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     no_args_is_help=True,
@@ -37,13 +60,8 @@ def profile(
     nsys: Annotated[
         bool, typer.Option("--nsys", help="Nsight Systems: a timeline with every NVTX range.")
     ] = False,
-    section_set: Annotated[
-        SectionSet, typer.Option("--set", help="ncu section set: roofline (the roofline sections) or full.")
-    ] = SectionSet.roofline,
-    nvtx_include: Annotated[
-        list[str] | None,
-        typer.Option("--nvtx-include", help="ncu: profile only kernels inside these NVTX ranges."),
-    ] = None,
+    section_set: SetOpt = SectionSet.roofline,
+    nvtx_include: NvtxIncludeOpt = None,
     kernel: Annotated[
         str | None, typer.Option("--kernel", help="ncu: regex on the kernel function name.")
     ] = None,
@@ -53,24 +71,12 @@ def profile(
     launch_count: Annotated[
         int | None, typer.Option("--launch-count", min=1, help="ncu: profile N launches.")
     ] = None,
-    clock_control: Annotated[
-        ClockControl,
-        typer.Option(
-            "--clock-control",
-            help="ncu: base (clocks locked to base: peaks and times at one clock) or none (the GPU boosts); "
-            "recorded as env.clock_control.",
-        ),
-    ] = ClockControl.base,
+    clock_control: ClockOpt = ClockControl.base,
     trace: Annotated[
         str, typer.Option("--trace", help="nsys: what to trace (comma-separated).")
     ] = "cuda,nvtx,osrt",
-    label: Annotated[
-        list[str] | None,
-        typer.Option("--label", "-l", help="KEY=VALUE label stored on the run (repeatable)."),
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Report name (the profiler adds its suffix).")
-    ] = None,
+    label: LabelOpt = None,
+    output: OutputOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the command lines; run nothing.")] = False,
     store: StoreOpt = None,
 ) -> None:
