@@ -10,6 +10,11 @@ Two baselines: "minimal" reads only the columns the loop needs; "same columns" r
 baseline's end point), and a full `ingest_file` (hash, read, attribution, Parquet written and published).
 Every contender runs 3 times in a fresh process; the best time is shown, with the highest peak RSS of the 3.
 
+Parquet against SQLite (issue 13): the same export as an SQLite file and as a parquetdir folder (every table written
+to Parquet with its declared types, ``nsys_parquet.write_parquetdir``), each read + attributed and fully ingested in
+fresh processes, side by side: the largest fixture and the range-heavy copy. ``python bench/bench_nsys.py parquetdir``
+runs only that part.
+
 Run with ``make bench`` (needs pandas for the baselines; they are skipped with a note without it).
 """
 
@@ -147,6 +152,18 @@ with nsys_sqlite.open_export({path!r}, run_id="x") as out:
         "SELECT count(*) FROM ops_out WHERE op_kind = 'kernel' AND path_id IS NOT NULL").fetchone()[0]
 """
 
+OURS_PARQUET = r"""
+import time
+import duckdb, pyarrow.parquet  # imported before the clock, as for the SQLite reader
+from rooflake.ingest import nsys_parquet
+t0 = time.perf_counter()
+with nsys_parquet.open_export({path!r}, run_id="x") as out:
+    RESULT = {{"seconds": time.perf_counter() - t0, "kernels": out["kernels"].num_rows,
+              "ranges": out["ranges"].num_rows}}
+    RESULT["attributed"] = out["kernels"].con.execute(
+        "SELECT count(*) FROM ops_out WHERE op_kind = 'kernel' AND path_id IS NOT NULL").fetchone()[0]
+"""
+
 INGEST = r"""
 import tempfile, time
 import adbc_driver_sqlite, duckdb, pyarrow.parquet
@@ -211,11 +228,54 @@ def report(label: str, path: Path) -> None:
         )
 
 
+def compare_parquetdir(label: str, path: Path) -> None:
+    """The export ``path`` read as SQLite and as a parquetdir folder written from it: read + attribution and full
+    ingest, best of 3 fresh processes each, printed side by side with the ratio."""
+    from rooflake.ingest import source_bytes
+    from rooflake.ingest.nsys_parquet import write_parquetdir
+
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d) / f"{path.stem}.parquetdir"
+        t0 = time.perf_counter()
+        write_parquetdir(path, folder)
+        print(
+            f"{label}: SQLite {path.stat().st_size / 1e6:.1f} MB, parquetdir {source_bytes(folder) / 1e6:.1f} MB "
+            f"(written in {time.perf_counter() - t0:.1f} s)"
+        )
+        print(f"  {'':<26}{'SQLite':>18}{'parquetdir':>18}{'parquetdir/SQLite':>20}")
+        for what, sqlite_code, parquet_code in (
+            ("read + attribution", OURS, OURS_PARQUET),
+            ("full ingest", INGEST, INGEST),
+        ):
+            a = best(sqlite_code.format(path=str(path)))
+            b = best(parquet_code.format(path=str(folder)))
+            if "error" in a or "error" in b:
+                print(f"  {what}: failed: {a.get('error') or b.get('error')}")
+                continue
+            same = (
+                "same counts"
+                if (a["kernels"], a["ranges"]) == (b["kernels"], b["ranges"])
+                else "COUNTS DIFFER"
+            )
+            print(
+                f"  {what:<26}{a['seconds']:>8.2f} s {a['rss_mb']:>4.0f} MB{b['seconds']:>8.2f} s {b['rss_mb']:>4.0f} MB"
+                f"{b['seconds'] / a['seconds']:>13.2f}x time  ({a['kernels']} kernels, {a['ranges']} ranges, {same})"
+            )
+
+
 def main() -> None:
+    if sys.argv[1:] == ["parquetdir"]:
+        compare_parquetdir("largest fixture", LARGEST)
+        with tempfile.TemporaryDirectory() as d:
+            dst = Path(d) / "range-heavy.sqlite"
+            copies = scaled_copy(LARGEST, dst, TARGET_KERNELS)
+            compare_parquetdir(f"range-heavy copy (x{copies})", dst)
+        return
     print(
         "goals (issue 3): read + attribution >= 3x faster than the baseline, linear in size, <= 400 MB at ~150k kernels"
     )
     report("largest fixture", LARGEST)
+    compare_parquetdir("largest fixture", LARGEST)
     with tempfile.TemporaryDirectory() as d:
         for name, src in (("range-heavy", LARGEST), ("range-light", RANGE_LIGHT)):
             dst = Path(d) / f"{name}.sqlite"
@@ -223,6 +283,8 @@ def main() -> None:
             copies = scaled_copy(src, dst, TARGET_KERNELS)
             print(f"{name} copy: {src.name} x{copies}, built in {time.perf_counter() - t0:.1f} s")
             report(f"{name} copy", dst)
+            if name == "range-heavy":  # SQLite against parquetdir at ~150k kernels
+                compare_parquetdir(f"{name} copy", dst)
             if name == "range-heavy":  # linear in size: half the copies
                 half = Path(d) / "half.sqlite"
                 scaled_copy(src, half, TARGET_KERNELS // 2)
