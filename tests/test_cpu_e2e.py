@@ -169,6 +169,35 @@ def test_every_layer_has_its_ranges_and_times(sweep: dict) -> None:
                 assert r["inclusive_ns"] <= by[r["parent_layer"]]["inclusive_ns"]
 
 
+def test_estimates_name_the_profiled_ranges_and_leave_no_op_without_flops(sweep: dict) -> None:
+    """One naming function: every module path of `rl estimate` is a range name of the nsys run of the same model
+    (same phase), and every layer of it has FLOPs for all its ops (the LSTM's gate split is a view: 0 FLOPs)."""
+    store = sweep["store"]
+    for (model, b), est in sweep["estimates"].items():
+        run = sweep["runs"][(1, b)]
+        ranges = (
+            queries.execute(
+                store,
+                "SELECT DISTINCT name FROM ranges WHERE run_id = $r AND domain = $d",
+                {"r": run, "d": model},
+            )
+            .column("name")
+            .to_pylist()
+        )
+        paths = (
+            queries.execute(
+                store,
+                "SELECT DISTINCT module_path FROM estimates WHERE run_id = $e AND module_path <> ''",
+                {"e": est},
+            )
+            .column("module_path")
+            .to_pylist()
+        )
+        assert paths and set(paths) <= set(ranges) - {"forward", "backward"}, (model, b, paths, ranges)
+        layers = _layers(sweep, model, 1, b)
+        assert layers and all(r["ops_without_flops"] == 0 for r in layers.values()), (model, b)
+
+
 def test_no_layer_above_its_roof_and_none_beyond_the_measured_peak(sweep: dict) -> None:
     _timing_is_physics(sweep)
     worst = (0.0, None)
@@ -178,10 +207,7 @@ def test_no_layer_above_its_roof_and_none_beyond_the_measured_peak(sweep: dict) 
             assert layers, (model, t, b)
             for name, r in layers.items():
                 assert r["steps"] == STEPS, name
-                if (
-                    model == "cnn"
-                ):  # the LSTM's aten.unsafe_split (a view) has no FLOP formula: its FLOPs are a part
-                    assert r["ops_without_flops"] == 0, name
+                assert r["ops_without_flops"] == 0, name  # the LSTM's aten.unsafe_split is a view: 0 FLOPs
                 if not r["flops"]:
                     assert r["ai"] is None and r["above_roof"] is None  # pooling: no point on a log-AI axis
                     continue
