@@ -36,9 +36,12 @@ from rooflake.render.roofs import (
     PRECISION_CEILINGS,
     ceiling_lines,
     ceiling_text,
+    overlay_lines,
+    overlay_roofs,
     pick_ceilings,
     point_roofs,
     roof_layers,
+    split_overlay,
     wanted_compute,
 )
 from rooflake.render.tables import has_flops, kernel_keys, level_points, select_rows, zero_flop_table
@@ -124,7 +127,7 @@ def roofline_chart(
         POINT_OPTIONAL,
         "points (kernel_roofline rows)",
     )
-    ceil = ceiling_rows(ceilings)
+    ceil, others = split_overlay(ceiling_rows(ceilings))
     rows = select_rows(pts, precision)
     long, reasons = level_points(rows, levels)
     if long.height == 0:
@@ -132,11 +135,23 @@ def roofline_chart(
     with_flops = rows.filter(has_flops())
     wanted = wanted_compute(with_flops, _drawn(long, precision))
     bw, comp, missing = pick_ceilings(ceil, levels, wanted, point_roofs(with_flops))
-    layers, datasets = _layers(long, bw, comp, _level_text(level), level == "all")
+    extra = overlay_roofs(others, levels, wanted)
+    layers, datasets = _layers(long, (bw, comp, extra), _level_text(level), level == "all")
     subtitle = _subtitle(pts, rows, long, reasons, level, precision)
     if missing:
         subtitle.append("No valid ceiling in this run for: " + ", ".join(missing))
+    subtitle += _sources_line(ceil, others)
     return _layer_chart(layers, datasets, _title(ceil, title, subtitle))
+
+
+def _sources_line(ceil: pl.DataFrame, others: pl.DataFrame) -> list[str]:
+    """The subtitle line naming the roofs' source (where the rows say it) and the sources overlaid dashed."""
+    own = ceil.get_column("source").drop_nulls().unique(maintain_order=True).to_list()
+    more = others.get_column("source").drop_nulls().unique(maintain_order=True).to_list()
+    if not own and not more:
+        return []
+    line = f"Roofs: {', '.join(own) or 'none'}"
+    return [line + (f"; dashed: {', '.join(more)}" if more else "")]
 
 
 def _title(ceil: pl.DataFrame, title: str | None, subtitle: list[str]) -> alt.TitleParams:
@@ -220,18 +235,21 @@ def _nothing_drawn(
 
 
 def _layers(
-    long: pl.DataFrame, bw: pl.DataFrame, comp: pl.DataFrame, level_text: str, multi: bool
+    long: pl.DataFrame, roofs: tuple[pl.DataFrame, pl.DataFrame, list[Any]], level_text: str, multi: bool
 ) -> tuple[list[alt.Chart], dict[str, Any]]:
-    """Roof layers, then the points (and with several levels the links between a kernel's points), on axes that
-    cover the points, the roofs and their ridge points."""
-    ridges = [float(p) / float(w) for p in comp.get_column("value") for w in bw.get_column("value")]
+    """Roof layers (``roofs``: bandwidth and compute rows of the points' source, and (bandwidth, compute) of each
+    source overlaid dashed), then the points (and with several levels the links between a kernel's points), on
+    axes that cover the points, the roofs and their ridge points."""
+    bw, comp, extra = roofs
+    ridges = [float(p) / float(w) for b, c in [(bw, comp), *extra] for p in c["value"] for w in b["value"]]
     x = roofline_ai_range(long.get_column("ai").to_list(), ridges)
-    lines = ceiling_lines(bw, comp, *x)
+    own = ceiling_lines(bw, comp, *x)
+    lines = pl.concat([own, overlay_lines(extra, *x, own.height and int(own["order"].max()) + 1)])  # type: ignore[arg-type]
     y = roofline_y_range(
         lines.get_column("flops_per_s").to_list() + long.get_column("achieved_flops_per_s").to_list()
     )
     x_enc = ai_x(level_text, *x)
-    texts = ceiling_text(lines, x, y, WIDTH, HEIGHT)
+    texts = ceiling_text(own, x, y, WIDTH, HEIGHT)
     legend = alt.Legend(orient="right", labelLimit=320, symbolType="stroke", symbolStrokeWidth=2)
     layers, datasets = roof_layers(lines, texts, x_enc, flops_y("flops_per_s", *y), _ROOF_TOOLTIP, legend)
     y_enc = flops_y("achieved_flops_per_s", *y)

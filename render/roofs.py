@@ -7,6 +7,12 @@ the unit's clock). A roof's name comes from the data: the ceiling's ``label`` co
 (e.g. ``TENSOR FP16→FP32``), else its ``ceiling`` name; the compute roofs drawn are the points' ``peak_ceiling``
 values where the query gives them (matched to a ceiling by its ``ceiling`` or ``label``, else drawn at the points'
 own ``peak_flops_per_s``: :func:`point_roofs`), else the precision's usual ceiling (:data:`PRECISION_CEILINGS`).
+
+Sources (``--ceilings``, :func:`rooflake.views.ceilings.run_roofs`): a ceiling row's ``source_label`` (else its
+``source``) names where the roof comes from in the legend (``FP32 19.5 TFLOP/s (datasheet, boost clock 1.41
+GHz)``); rows with ``overlay`` true are other sources' roofs drawn dashed beside the ones the points are against
+(:func:`split_overlay`, :func:`overlay_lines`). A Tensor-Core roof wanted by name (``TENSOR FP16→FP32``) that a
+source names only by its source type (the datasheet's ``TENSOR FP16``) matches it, as ``rl ceilings`` pairs them.
 """
 
 from __future__ import annotations
@@ -30,23 +36,37 @@ __all__ = [
     "ceiling_style",
     "ceiling_text",
     "merge_ceilings",
+    "overlay_lines",
+    "overlay_roofs",
     "pick_ceilings",
     "point_roofs",
     "roof_layers",
     "roof_name",
+    "split_overlay",
+    "tensor_family",
     "wanted_compute",
 ]
 
-#: Compute ceilings of each precision when the points do not name theirs: the first one present wins (the
-#: same choice as ``kernel_roofline``).
+#: Compute ceilings of each precision when the points do not name theirs (time-based charts, trajectories): the
+#: first one present wins. Tensor: the fastest dense FP16 Tensor-Core roof (:func:`tensor_family`: ``TENSOR
+#: FP16→FP32``, ``TENSOR FP16 HGMMA``, the datasheet's ``TENSOR FP16``), else a ceiling named ``TENSOR``.
 PRECISION_CEILINGS: dict[str, tuple[str, ...]] = {
     "fp64": ("FP64",),
     "fp32": ("FP32",),
     "fp16": ("FP16",),
-    "tensor": ("TENSOR_FP16", "TENSOR"),
+    "tensor": ("TENSOR FP16", "TENSOR"),
 }
 #: Bandwidth roofs in greys (kernels are in colour), darker the farther from the SM.
 BANDWIDTH_COLOR = {"L1": "#aaaaaa", "L2": "#666666", "DRAM": "#111111"}
+#: Roofs of the other sources (``--ceilings all``): one colour per source, dashed.
+SOURCE_COLOR = {
+    "ncu-report": "#d62728",
+    "datasheet": "#1f77b4",
+    "ert": "#2ca02c",
+    "ert-spec": "#17becf",
+    "measured": "#9467bd",
+}
+OVERLAY_DASH = [5, 3]
 
 _LINE_SCHEMA: dict[str, pl.DataType] = {
     "label": pl.String(),
@@ -135,7 +155,9 @@ def pick_ceilings(
     missing = [n for n in bw_names if n not in have]
     names: list[str] = []
     for options in compute:
-        hit = next((n for n in options if n in have or n in have_extra), None)
+        hit = next(
+            (h for n in options if (h := n if n in have | have_extra else _family_hit(valid, n))), None
+        )
         if hit is None:
             missing.append("/".join(options))
         elif hit not in names:
@@ -153,6 +175,67 @@ def pick_ceilings(
     )
     comp = comp.group_by("ceiling", maintain_order=True).first().sort("value", descending=True)
     return bw, comp, missing
+
+
+def tensor_family(name: str) -> str | None:
+    """The source-type key of a Tensor-Core ceiling name (``TENSOR FP16→FP32``, ``TENSOR FP16 HGMMA`` and ``TENSOR
+    FP16`` -> ``TENSOR FP16``), as ``ceilings_side_by_side`` pairs them; None for another name or a sparse roof."""
+    if not name.startswith("TENSOR ") or name.endswith(" SPARSE"):
+        return None
+    return "TENSOR " + name[7:].split(" ")[0].split("→")[0]
+
+
+def _family_hit(valid: pl.DataFrame, name: str) -> str | None:
+    """The fastest dense compute ceiling of ``valid`` of the same Tensor-Core source type as ``name``, or None."""
+    family = tensor_family(name)
+    if family is None:
+        return None
+    comp = valid.filter(pl.col("kind") == "compute").sort("value", descending=True)
+    return next((str(c) for c in comp.get_column("ceiling").to_list() if tensor_family(c) == family), None)
+
+
+def split_overlay(ceil: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows of the source the points are against, rows of the other sources drawn beside it): ceiling rows split
+    on their ``overlay`` column (:func:`rooflake.views.ceilings.run_roofs`; absent: no overlay)."""
+    if "overlay" not in ceil.columns:
+        return ceil, ceil.clear()
+    flag = pl.col("overlay").fill_null(False)
+    return ceil.filter(~flag), ceil.filter(flag)
+
+
+def overlay_roofs(
+    overlays: pl.DataFrame, levels: list[str], compute: list[tuple[str, ...]]
+) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+    """Per other source (in row order): its (bandwidth rows, compute rows) for ``levels`` and ``compute``, as
+    :func:`pick_ceilings` picks them (a source lacking a roof draws none)."""
+    out = []
+    for (_source,), rows in overlays.group_by(["source"], maintain_order=True):
+        bw, comp, _missing = pick_ceilings(rows, levels, compute)
+        if bw.height or comp.height:
+            out.append((bw, comp))
+    return out
+
+
+def overlay_lines(
+    picked: list[tuple[pl.DataFrame, pl.DataFrame]], x_lo: float, x_hi: float, first_order: int
+) -> pl.DataFrame:
+    """Sampled lines of the other sources' roofs (:func:`ceiling_lines` per source), dashed, in the source's colour
+    (:data:`SOURCE_COLOR`), their ``order`` from ``first_order`` on."""
+    frames = []
+    for bw, comp in picked:
+        lines = ceiling_lines(bw, comp, x_lo, x_hi)
+        source = next(
+            iter(pl.concat([bw.select("source"), comp.select("source")]).get_column("source")), None
+        )
+        frames.append(
+            lines.with_columns(
+                (pl.col("order") + first_order).alias("order"),
+                pl.lit(SOURCE_COLOR.get(str(source), "#777777")).alias("color"),
+                pl.lit(OVERLAY_DASH, dtype=pl.List(pl.Int64())).alias("dash"),
+            )
+        )
+        first_order += int(lines.get_column("order").max() or 0) + 1  # type: ignore[arg-type]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=_LINE_SCHEMA)
 
 
 def merge_ceilings(ceil: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
@@ -186,9 +269,12 @@ def roof_name(row: dict[str, Any]) -> str:
 
 
 def ceiling_label(row: dict[str, Any]) -> str:
-    """Legend text of a ceiling row: name, value with SI prefix, source (``DRAM 2.04 TB/s (ncu-report)``)."""
+    """Legend text of a ceiling row: name, value with SI prefix, source (its ``source_label`` where the rows give
+    one, else ``source``: ``DRAM 2.04 TB/s (ncu-report)``, ``FP32 19.5 TFLOP/s (datasheet, boost clock 1.41
+    GHz)``)."""
     unit = "B/s" if row["kind"] == "bandwidth" else "FLOP/s"
-    source = f" ({row['source']})" if row.get("source") else ""
+    named = row.get("source_label") or row.get("source")
+    source = f" ({named})" if named else ""
     return f"{roof_name(row)} {si(float(row['value']), unit)}{source}"
 
 

@@ -30,7 +30,15 @@ from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
 from rooflake.render.formats import duration, si, truncate
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
 from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
-from rooflake.render.roofs import PRECISION_CEILINGS, pick_ceilings, roof_name, wanted_compute
+from rooflake.render.roofs import (
+    PRECISION_CEILINGS,
+    SOURCE_COLOR,
+    overlay_roofs,
+    pick_ceilings,
+    roof_name,
+    split_overlay,
+    wanted_compute,
+)
 from rooflake.schema import RooflineDataError
 
 __all__ = ["TIME_LEVELS", "complexity_plane_chart", "time_roofline_chart", "time_vs_complexity_chart"]
@@ -206,6 +214,7 @@ _DASH = {
     "overhead": [5, 3],
     "iso-AI": [2, 3],
     "ridge": [6, 3],
+    "overlay": [5, 3],
 }
 
 
@@ -318,6 +327,7 @@ class _Rows:
     source: str
     ceil: pl.DataFrame
     level: str
+    others: pl.DataFrame  # other sources' roofs, drawn dashed beside ``ceil`` (--ceilings all)
 
     @property
     def t_o_s(self) -> float | None:
@@ -330,10 +340,19 @@ class _Rows:
         bw, comp, _missing = pick_ceilings(self.ceil, [self.level], wanted)
         return bw, comp
 
+    def overlays(self, pts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(bandwidth rows, compute rows) of the other sources, every source's together."""
+        picked = overlay_roofs(self.others, [self.level], wanted_compute(pts, _precisions(pts)))
+        if not picked:
+            return self.others.clear(), self.others.clear()
+        return (pl.concat([b for b, _ in picked], how="diagonal_relaxed"),
+                pl.concat([c for _, c in picked], how="diagonal_relaxed"))  # fmt: skip
+
 
 def _prepare(rows: Table, ceilings: Table, level: str) -> _Rows:
     df, t_o, source = _points(rows, level)
-    return _Rows(df, t_o, source, ceiling_rows(ceilings), level)
+    ceil, others = split_overlay(ceiling_rows(ceilings))
+    return _Rows(df, t_o, source, ceil, level, others)
 
 
 def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
@@ -344,14 +363,15 @@ def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
     if by_f.height == 0 and by_q.height == 0:
         raise _no_points(r.df, f"time vs FLOPs or {lv} bytes")
     bw, comp = r.roofs(r.df.filter(_drawable()))
+    obw, ocomp = r.overlays(r.df.filter(_drawable()))
     t_o_s = r.t_o_s
     times = [*(p.get_column(c).to_list() for p in (by_f, by_q) for c in ("time_s", "t_min_s"))]
     y_dom = padded_range([v for col in times for v in col] + ([t_o_s] if t_o_s else []))
     datasets: dict[str, Any] = {}
     panels = []
     for name, pts, x_title, kind, roofs in (
-        ("flops", by_f, "Work F (FLOP)", "compute", comp),
-        ("bytes", by_q, f"Data moved Q at {lv} (byte)", "bandwidth", bw),
+        ("flops", by_f, "Work F (FLOP)", "compute", (comp, ocomp)),
+        ("bytes", by_q, f"Data moved Q at {lv} (byte)", "bandwidth", (bw, obw)),
     ):
         panel, data = _time_panel(r, name, pts, x_title, kind, roofs, y_dom)
         panels.append(panel)
@@ -362,17 +382,20 @@ def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
 def _bound_lines(
     r: _Rows,
     kind: str,
-    roofs: list[tuple[str, float]],
+    roofs: list[tuple[str, float, str]],
     x_dom: tuple[float, float],
     y_dom: tuple[float, float],
+    overlay: bool = False,
 ) -> list[dict[str, Any]]:
-    """The bound line T = F / P (compute) or T = Q / W (bandwidth) of each roof, and the t_o floor."""
+    """The bound line T = F / P (compute) or T = Q / W (bandwidth) of each roof (name, value, source), named with
+    its source, and the t_o floor; ``overlay``: other sources' lines (style ``overlay``), without the floor."""
     unit = "FLOP/s" if kind == "compute" else "B/s"
     sym = "F/P" if kind == "compute" else "Q/W"
     lines: list[dict[str, Any]] = []
-    for name, value in roofs:
-        lines += _line(f"T = {sym}, {name} {si(value, unit)}", kind, 1.0 / value, x_dom, y_dom)
-    if r.t_o_s:
+    for name, value, src in roofs:
+        label = f"T = {sym}, {name} {si(value, unit)}" + (f" ({src})" if src else "")
+        lines += _line(label, "overlay" if overlay else kind, 1.0 / value, x_dom, y_dom)
+    if r.t_o_s and not overlay:
         lines += _hline(f"t_o = {duration(r.t_o)} ({r.source})", "overhead", r.t_o_s, x_dom)
     return lines
 
@@ -383,18 +406,21 @@ def _time_panel(
     pts: pl.DataFrame,
     x_title: str,
     kind: str,
-    roof_rows: pl.DataFrame,
+    roof_rows: tuple[pl.DataFrame, pl.DataFrame],
     y_dom: tuple[float, float],
 ) -> tuple[alt.LayerChart, dict[str, Any]]:
     """One panel: measured T (and T_min) of ``pts`` against column ``name`` (flops | bytes), the bound lines of
-    ``roof_rows`` (``kind`` compute | bandwidth), the t_o floor, and each layer's n · t_o tick."""
-    roofs = [(roof_name(row), float(row["value"])) for row in roof_rows.iter_rows(named=True)]
+    ``roof_rows`` (the points' source's rows, and the other sources' drawn dashed; ``kind`` compute | bandwidth),
+    the t_o floor, and each layer's n · t_o tick."""
+    roofs, extra = ([(roof_name(row), float(row["value"]), row.get("source_label"))
+                     for row in rows.iter_rows(named=True)] for rows in roof_rows)  # fmt: skip
     # x range: the points, and where each roof crosses the t_o floor (roof * t_o)
     t_o_s = r.t_o_s
-    x_dom = padded_range(pts.get_column(name).to_list() + ([v * t_o_s for _, v in roofs] if t_o_s else []))
+    x_dom = padded_range(pts.get_column(name).to_list() + ([v * t_o_s for _, v, _ in roofs] if t_o_s else []))
     ax, ay = LogAxis(x_title, x_dom), LogAxis("Time T (s)", y_dom)
     colors = {"compute": _ROOF_COLOR, "bandwidth": _ROOF_COLOR, "overhead": _FLOOR_COLOR}
-    lines = _bound_lines(r, kind, roofs, x_dom, y_dom)
+    colors["overlay"] = SOURCE_COLOR["datasheet"]
+    lines = _bound_lines(r, kind, roofs, x_dom, y_dom) + _bound_lines(r, kind, extra, x_dom, y_dom, True)
     layers, line_data = _line_layers(f"tc_{name}", ax, ay, lines, -slope_angle(x_dom, y_dom, _W, _H), colors)
     layers += _point_layers(f"tc_{name}", name, "time_s", name, "t_min_s", ax, ay, _bounds(pts))
     if (r.df.get_column("n_kernels").fill_null(1) > 1).any():  # layers: each one's n * t_o floor

@@ -187,14 +187,15 @@ def test_level_all_gives_three_points_per_kernel_with_three_shapes():
 
 def test_precision_selects_rows_and_compute_ceiling():
     kernels = KERNELS + [("void hmma_kernel()", "hmma_kernel", "tensor", 1e12, (1e9, 1e9, 1e9), 1e7)]
-    ceil = run_ceilings({"TENSOR": ("compute", 1e14), "TENSOR_FP16": ("compute", 1.2e14)})
+    # no peak_ceiling on the points: the fastest dense FP16 Tensor-Core roof (render.roofs.tensor_family)
+    ceil = run_ceilings({"TENSOR": ("compute", 1e14), "TENSOR FP16→FP32": ("compute", 1.2e14)})
     chart = roofline_chart(kernel_roofline(kernels), ceil, precision="tensor")
     assert [p["kernel"] for p in layer_data(chart, "points")] == ["hmma_kernel"]
-    assert {r["ceiling"] for r in layer_data(chart, "ceilings")} == {"DRAM", "TENSOR_FP16"}
+    assert {r["ceiling"] for r in layer_data(chart, "ceilings")} == {"DRAM", "TENSOR FP16→FP32"}
     # precision 'all': the dominant precisions are fp32 (two kernels) and tensor
     chart = roofline_chart(kernel_roofline(kernels), ceil, precision="all")
     assert len(layer_data(chart, "points")) == 3
-    assert {r["ceiling"] for r in layer_data(chart, "ceilings")} == {"DRAM", "FP32", "TENSOR_FP16"}
+    assert {r["ceiling"] for r in layer_data(chart, "ceilings")} == {"DRAM", "FP32", "TENSOR FP16→FP32"}
     comp = {r["ceiling"]: r for r in layer_data(chart, "ceilings") if r["kind"] == "compute"}
     dram = [r for r in layer_data(chart, "ceilings") if r["ceiling"] == "DRAM"]
     assert max(r["flops_per_s"] for r in dram) == pytest.approx(1.2e14)  # clipped at the largest compute roof
@@ -396,9 +397,9 @@ def test_tensor_roof_named_by_the_data():
     }
     subtitle = " ".join(chart.to_dict()["title"]["subtitle"])
     assert "No valid ceiling" not in subtitle
-    # the same rows without peak_ceiling: the usual TENSOR_FP16 / TENSOR roof is wanted, and missing here
+    # the same rows without peak_ceiling: the usual TENSOR FP16 / TENSOR roof is wanted, and missing here
     plain = roofline_chart(points.drop("peak_ceiling"), ceilings, level="dram", precision="tensor")
-    assert "No valid ceiling in this run for: TENSOR_FP16/TENSOR" in " ".join(
+    assert "No valid ceiling in this run for: TENSOR FP16/TENSOR" in " ".join(
         plain.to_dict()["title"]["subtitle"]
     )
 

@@ -98,6 +98,8 @@ _CHOICE_OF = {
     "ert-spec": "ert",
     "datasheet": "datasheet",
 }
+#: sources that are the machine's, not the run's own (a run's own peaks are its report's, whatever the reader)
+_MACHINE_SOURCES = ("measured", "ert", "ert-spec", "datasheet")
 _HINTS = {
     "report": "its profile holds no peak_sustained metrics (profile with `ncu --set roofline`)",
     "datasheet": "the datasheet catalog (rooflake.schema.datasheets) has no entry matching its GPU name",
@@ -175,11 +177,11 @@ def source_ceilings(store: Any, run_id: str | None, source: str = "default") -> 
 
 
 def _present(report: pa.Table, others: pa.Table) -> list[str]:
-    """The ``ceilings.source`` values with a valid ceiling for the run: its own report peaks, the machine's other
-    sources; in :data:`DEFAULT_ORDER`, then ert, ert-spec."""
+    """The ``ceilings.source`` values with a valid ceiling for the run: ``ncu-report`` for its own peaks (whatever
+    their reader calls them), the machine's other sources; in :data:`DEFAULT_ORDER`, then ert, ert-spec."""
     valid = report.filter(pc.greater(report.column("value"), 0))
-    found = set(valid.filter(pc.equal(valid.column("source"), "ncu-report")).column("source").to_pylist())
-    found |= {s for s in others.column("source").to_pylist() if s != "ncu-report"}
+    found = {"ncu-report" for s in valid.column("source").to_pylist() if s not in _MACHINE_SOURCES}
+    found |= {s for s in others.column("source").to_pylist() if s in _MACHINE_SOURCES}
     order = [*DEFAULT_ORDER, "ert", "ert-spec"]
     return sorted(found, key=lambda s: order.index(s) if s in order else len(order))
 

@@ -10,6 +10,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
+from rooflake.views.ceilings import run_roofs
 from rooflake.views.layers import RunMatch, match_runs
 from rooflake.views.runs import run_info
 
@@ -30,8 +31,8 @@ class Roofline:
       achieved_flops_per_s, peak_flops_per_s (FLOP/s), bw_l1/l2/dram (byte/s), ridge_* (FLOP/byte),
       attainable_* and attainable_flops_per_s (FLOP/s), fraction_of_roof, zero_flops, bound,
       levels_without_roof, above_roof, flags.
-    - ``ceilings``: run_ceilings rows (run_id, machine_key, ceiling, kind, value in byte/s or FLOP/s, ...) of the run
-      that holds the counters.
+    - ``ceilings``: the roofs' rows (run_id, machine_key, ceiling, kind, value in byte/s or FLOP/s, ..., source,
+      source_label, overlay: :func:`rooflake.views.ceilings.run_roofs`) for the run that holds the counters.
     - ``matched``: for layers of an nsys run with ``with_run``, the :class:`RunMatch` that lent the counters.
     - ``provenance``: for layers timed by nsys with an ``rl estimate`` run (:func:`estimate_roofline`), which numbers
       are measured and which modelled (``"time measured (nsys, ...), FLOPs and bytes modelled (rl estimate ID)"``).
@@ -55,6 +56,7 @@ def roofline(
     grain: str = "kernel",
     depth: int = 1,
     with_run: str | None = None,
+    ceilings: str = "default",
 ) -> Roofline:
     """The roofline of ``run_id`` (a unique prefix; None = the latest run) per kernel, or per NVTX layer at
     ``depth`` with ``grain='layer'`` (with ``with_run``: an nsys run whose layers take the FLOPs/bytes of ncu run
@@ -64,6 +66,12 @@ def roofline(
     and bytes there. Raises :class:`RunNotFoundError`, :class:`UsageError` (bad ``level``, ``grain`` or
     ``with_run`` without layers), :class:`RooflineDataError` (no point has the counters: the message names the
     missing metrics, from ``kernels.provenance``, and how to collect them).
+
+    ``ceilings`` (default | report | datasheet | ert | measured | all): the source of the roofs
+    (:func:`rooflake.views.ceilings.run_roofs`); the points' peaks, attainable, fraction_of_roof and bound are
+    against that source's roofs (``all``: the default source's; the others are drawn beside it), and ``ceilings``
+    holds its rows (run_ceilings' columns plus source_label and overlay). A source without ceilings for the run's
+    machine raises :class:`RooflineDataError`.
     """
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r} (choose one of: {', '.join(LEVELS)})")
@@ -75,10 +83,11 @@ def roofline(
         )
     run_id = store.resolve(run_id)
     if grain == "layer":
-        return _layer_roofline(store, run_id, depth, with_run, level)
+        return _layer_roofline(store, run_id, depth, with_run, level, ceilings)
     con = connect(store)
     run = run_info(con, run_id)
-    points = fetch(con, "kernel_roofline", filters={"run_id": run_id})
+    roofs = run_roofs(store, run_id, ceilings)
+    points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, tables=roofs.tables)
     levels = ["l1", "l2", "dram"] if level == "all" else [level]
     if not _has_counters(points, levels):
         rows = fetch(con, "missing_counters", {"run_id": run_id, "quantities": _QUANTITIES + _bytes(levels)})
@@ -87,8 +96,7 @@ def roofline(
             f"run {run_id} ({run['source_path']}) has no counters for a {level.upper()} roofline: "
             f"{missing or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
         )
-    ceilings = fetch(con, "run_ceilings", filters={"run_id": run_id})
-    return Roofline(run_id, run, grain, depth, points, ceilings)
+    return Roofline(run_id, run, grain, depth, points, roofs.rows)
 
 
 def _bytes(levels: list[str]) -> list[str]:
@@ -108,18 +116,19 @@ def _has_counters(points: Any, levels: list[str]) -> bool:
 
 
 def _layer_roofline(
-    store: Any, run_id: str, depth: int, with_run: str | None, level: str = "dram"
+    store: Any, run_id: str, depth: int, with_run: str | None, level: str = "dram", ceilings: str = "default"
 ) -> Roofline:
     con = connect(store)
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         return estimate_roofline(store, run_id, with_run, depth=depth, level=level)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     counters_run = matched.ncu_run if matched else run_id
+    roofs = run_roofs(store, counters_run, ceilings)
     points = fetch(
         con,
         "layer_roofline",
         {"run_id": run_id, "depth": depth, "counters_run": counters_run},
-        tables={"kernels": matched.store_kernels} if matched else None,
+        tables={**(roofs.tables or {}), **({"kernels": matched.store_kernels} if matched else {})} or None,
     )
     if points.num_rows == 0:
         hint = (
@@ -130,8 +139,7 @@ def _layer_roofline(
         raise RooflineDataError(
             f"run {run_id}: no layer at depth {depth} has FLOPs: {hint}. To collect them, {COLLECT_HINT}."
         )
-    ceilings = fetch(con, "run_ceilings", filters={"run_id": counters_run})
-    return Roofline(run_id, run_info(con, run_id), "layer", depth, points, ceilings, matched)
+    return Roofline(run_id, run_info(con, run_id), "layer", depth, points, roofs.rows, matched)
 
 
 def estimate_roofline(

@@ -11,6 +11,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
+from rooflake.views.ceilings import run_roofs
 from rooflake.views.runs import run_info
 
 #: t_o when neither an option nor an nsys trace gives one: 1 us. Below the GPU durations of the shortest kernels in
@@ -46,7 +47,8 @@ class TimeRoofline:
     - ``points``: the rows of the grain drawn (kernels, or layers at ``depth``), same columns.
     - ``provenance``: with an ``rl estimate`` run (:func:`estimate_time_roofline`), which numbers are measured and
       which modelled; else None.
-    - ``ceilings``: the run's run_ceilings rows.
+    - ``ceilings``: the roofs' rows (:func:`rooflake.views.ceilings.run_roofs`: run_ceilings' columns plus
+      source_label and overlay).
     """
 
     run_id: str
@@ -92,13 +94,13 @@ def time_rows(store: Any, run_id: str, overhead: LaunchOverhead) -> Any:
     return _rows(connect(store), run_id, overhead)
 
 
-def _rows(con: Any, run_id: str, overhead: LaunchOverhead) -> Any:
+def _rows(con: Any, run_id: str, overhead: LaunchOverhead, tables: dict[str, Any] | None = None) -> Any:
     params = {
         "run_id": run_id,
         "launch_overhead_ns": overhead.value_ns,
         "launch_overhead_source": overhead.source,
     }
-    return fetch(con, "time_roofline", params, what=f"time_roofline of run {run_id}")
+    return fetch(con, "time_roofline", params, tables=tables, what=f"time_roofline of run {run_id}")
 
 
 def time_roofline(
@@ -109,11 +111,14 @@ def time_roofline(
     depth: int = 1,
     level: str = "dram",
     launch_overhead_ns: float | LaunchOverhead | None = None,
+    ceilings: str = "default",
 ) -> TimeRoofline:
     """The time-based roofline of ``run_id`` (a unique prefix; None = the latest run): one point per kernel, or per
     NVTX layer at ``depth`` with ``grain='layer'``; ``level`` (dram | l2 | l1) is the memory level drawn. t_o:
     ``launch_overhead_ns`` (a number: the user's option; a :class:`LaunchOverhead`: as given), else
-    :func:`launch_overhead`.
+    :func:`launch_overhead`. ``ceilings`` (default | report | datasheet | ert | measured | all): the source of the
+    roofs P and W (:func:`rooflake.views.ceilings.run_roofs`; an nsys run, without report peaks, gets measured or
+    datasheet roofs); T_min, s and the bound are against them, and ``ceilings`` holds their rows.
 
     Raises :class:`RunNotFoundError`, :class:`UsageError` (bad ``grain``, ``level`` or t_o),
     :class:`RooflineDataError` (no kernel has FLOPs, bytes and a duration: the message says how to collect them;
@@ -131,10 +136,10 @@ def time_roofline(
         if isinstance(launch_overhead_ns, LaunchOverhead)
         else launch_overhead(store, run_id, launch_overhead_ns)
     )
-    rows = _rows(con, run_id, overhead)
+    roofs = run_roofs(store, run_id, ceilings)
+    rows = _rows(con, run_id, overhead, roofs.tables)
     points = _points(rows, run_id, run, grain, depth)
-    ceilings = fetch(con, "run_ceilings", filters={"run_id": run_id})
-    return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, ceilings)
+    return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, roofs.rows)
 
 
 def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int) -> Any:

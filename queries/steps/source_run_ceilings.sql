@@ -1,6 +1,7 @@
 -- source_run_ceilings: the ceilings a roofline of run $run_id is drawn against, from the sources chosen
 -- (--ceilings), in run_ceilings' shape plus the legend's source text: the run's own report peaks (run_ceilings rows,
--- the caller gives them as `run_ceiling_rows`: ncu's peak_sustained x the unit clock, medians over the launches) and
+-- the caller gives them as `run_ceiling_rows`: ncu's peak_sustained x the unit clock, medians over the launches; the
+-- token 'ncu-report' in $sources and $primary stands for them, whatever their source) and
 -- the machine's other sources (machine_ceilings rows, `machine_ceiling_rows`: datasheet dense peaks at the boost
 -- clock, ERT empirical, measured). Latency rows (the measured launch overhead) are no roofs and are left out.
 -- Given: run_ceiling_rows, machine_ceiling_rows.
@@ -30,7 +31,8 @@ WITH report AS (
         run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
         n_kernels, n_invalid
     FROM run_ceiling_rows
-    WHERE run_id = $run_id AND source = 'ncu-report' AND list_contains($sources, 'ncu-report')
+    WHERE run_id = $run_id AND source NOT IN ('measured', 'ert', 'ert-spec', 'datasheet')
+        AND list_contains($sources, 'ncu-report')
 ),
 other AS (
     SELECT
@@ -40,21 +42,22 @@ other AS (
         n_rows AS n_kernels,
         0::BIGINT AS n_invalid
     FROM machine_ceiling_rows
-    WHERE source <> 'ncu-report' AND list_contains($sources, source) AND kind IN ('bandwidth', 'compute')
+    WHERE source IN ('measured', 'ert', 'ert-spec', 'datasheet') AND list_contains($sources, source)
+        AND kind IN ('bandwidth', 'compute')
 ),
 rows AS (
-    SELECT * FROM report
+    SELECT *, true AS is_report FROM report
     UNION ALL
-    SELECT * FROM other
+    SELECT *, false FROM other
 )
 SELECT
-    *,
+    * EXCLUDE (is_report),
     CASE
         WHEN source = 'datasheet' AND clock_hz > 0
             THEN printf('datasheet, boost clock %.2f GHz', clock_hz / 1e9)
-        WHEN source = 'ncu-report' AND clock_hz > 0 THEN printf('ncu-report, %.2f GHz', clock_hz / 1e9)
+        WHEN is_report AND clock_hz > 0 THEN printf('%s, %.2f GHz', source, clock_hz / 1e9)
         ELSE source
     END AS source_label,
-    source <> $primary AS overlay
+    CASE WHEN is_report THEN $primary <> 'ncu-report' ELSE source <> $primary END AS overlay
 FROM rows
 ORDER BY overlay, list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source), kind, ceiling
