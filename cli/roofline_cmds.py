@@ -66,6 +66,21 @@ def _draw_time(
     ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
+def modelled_table(points: Any) -> Any:
+    """The layers of a roofline with an ``rl estimate`` run as a table whose headers say which numbers are measured
+    and which modelled (rows of :func:`rooflake.views.roofline.estimate_roofline`'s points)."""
+    import pyarrow.compute as pc
+
+    return (
+        points.select(["name", "duration_ns", "flops", "bytes_compulsory"])
+        .rename_columns(["layer", "time_ns_measured", "flops_modelled", "bytes_modelled"])
+        .append_column("ai", pc.coalesce(points["ai_l1"], points["ai_l2"], points["ai_dram"]))
+        .append_column("flops_per_s", points["achieved_flops_per_s"])
+        .append_column("attainable_flops_per_s", points["attainable_flops_per_s"])
+        .append_column("bound", points["bound"])
+    )
+
+
 def _draw(
     store: str | None,
     run_id: str | None,
@@ -87,6 +102,10 @@ def _draw(
     chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)
     zero = zero_flop_table(v.points)
     save_chart(chart, out, below=zero)
+    if v.provenance:  # time measured, work modelled: the numbers beside the chart
+        from rooflake.cli.common import Fmt, emit
+
+        emit(modelled_table(v.points), Fmt.table, None)
     what = f"layers at depth {depth}" if by is By.layer else "kernels"
     return (
         f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "

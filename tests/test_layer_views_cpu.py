@@ -132,6 +132,8 @@ def test_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
     )  # fmt: skip
     said = f"time measured (nsys, NVTX ranges on the CPU), FLOPs and bytes modelled (rl estimate {cpu_run['est']}"
     assert said in text and "2 zero-FLOP layers" in text  # the two pools
+    head = "│ layer              ┆ time_ns_measured ┆ flops_modelled ┆ bytes_modelled ┆ ai"
+    assert head in text and "cnn:forward/conv2" in text  # the table beside the chart says it too
     assert said in out_file.read_text()  # the chart's title says it too
     v = roofline(
         Store(cpu_run["store"]), cpu_run["run"], "l2", grain="layer", depth=2, with_run=cpu_run["est"]
