@@ -39,7 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rooflake.ingest.derive import derive
+from rooflake.ingest.derive import derive, flag_gemm_without_flops
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError, UnsupportedFormatError
 
 SOURCE_FORMAT = "ncu-csv"
@@ -84,8 +84,6 @@ _THOUSANDS_RE = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _MISSING = {"", "n/a", "N/A", "no data"}
-# kernels that should execute FLOPs (the ncu_rep reader's rule, DESIGN.md section 5)
-_GEMM_RE = re.compile(r"gemm|conv|matmul|mma|fmha|flash", re.IGNORECASE)
 # unit scaling to ncu_report's base units (SI prefixes are decimal in ncu's output)
 _PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME_NS = {
@@ -405,9 +403,7 @@ def _kernel(
     cc_str, cc = _cc(info, values)
     d = derive(values, cc, fp16)
     name = info.get("Kernel Name", "")
-    flops = [d.quantities[q] for q in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")]
-    if _GEMM_RE.search(name) and any(f is not None for f in flops) and not any(f for f in flops):
-        d.flags.append("gemm_without_flops")
+    flag_gemm_without_flops(d, name)
     gpu = launch.metrics.get("device__attribute_display_name", ("", ""))[1] or None
     grid, block = _dims(info.get("Grid Size", "")), _dims(info.get("Block Size", ""))
     dims = {}

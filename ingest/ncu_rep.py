@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rooflake.ingest.derive import derive
+from rooflake.ingest.derive import derive, flag_gemm_without_flops
 from rooflake.ingest.messages import Captured, captured_stderr, first_line, shown
 from rooflake.ingest.nvtx import range_name
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
@@ -31,8 +31,6 @@ _VERSION_RE = re.compile(rb"(\d{4}\.\d+\.\d+\.\d+ \(build \d+\)(?: \([a-z-]+\))?
 # ncu_report ValueKind -> our kind name
 _KINDS = {0: "unknown", 1: "any", 2: "string", 3: "float", 4: "double", 5: "uint32", 6: "uint64"}
 _STRING, _FLOAT, _DOUBLE, _UINT32, _UINT64 = 2, 3, 4, 5, 6
-# kernels that should execute FLOPs: F = 0 on them is a physics flag (DESIGN.md section 5)
-_GEMM_RE = re.compile(r"gemm|conv|matmul|mma|fmha|flash", re.IGNORECASE)
 
 
 def check_framing(path: Path, data: bytes) -> None:
@@ -360,9 +358,7 @@ def _kernel(
     gpu_name = gpu.value() if gpu is not None else None
     path_, stack, domain = _nvtx(act)
     demangled = act.name(ncu_report.IAction.NameBase_DEMANGLED)
-    flops = [d.quantities[q] for q in ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")]
-    if _GEMM_RE.search(demangled) and any(f is not None for f in flops) and not any(f for f in flops):
-        d.flags.append("gemm_without_flops")
+    flag_gemm_without_flops(d, demangled)
     row = {
         "run_id": run_id,
         "kernel_id": kernel_id,

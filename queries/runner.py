@@ -36,6 +36,8 @@ _COMMENT = re.compile(r"--[^\n]*")
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _COMMENT_MARK = re.compile(r"\n--")
 _COLUMN = re.compile(r"^-- {3}(\S+)(?:\s|$)")
+# the datasheet catalog's tables (rooflake.schema.datasheets.tables), registered on a cursor whose SQL names them
+_DATASHEETS = re.compile(r"\bdatasheet", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -211,11 +213,19 @@ def views() -> dict[str, str]:
 def connect(store: Any, sql: str | None = None, *, unsafe: bool = False):  # -> duckdb.DuckDBPyConnection
     """A DuckDB cursor over ``store`` (a :class:`rooflake.store.Store`) with the shared macros, every parameter-free
     named query as a view and every parameterized one as a table macro; with ``sql``, only the named queries that
-    SQL names (and those they read), which keeps a cold ``rl sql`` fast. ``unsafe``: see
-    :meth:`rooflake.store.Store.connect`."""
+    SQL names (and those they read), which keeps a cold ``rl sql`` fast. When ``sql`` names them, the datasheet
+    catalog's ``datasheets`` and ``datasheet_gpus`` are there too (:func:`rooflake.schema.datasheets.tables`).
+    ``unsafe``: see :meth:`rooflake.store.Store.connect`."""
     needed = _dependencies(" ".join(names()) if sql is None else sql)
     views_sql, macros_sql = _objects(needed)
-    return store.connect(extra_views=views_sql, setup=macros(), after=macros_sql, unsafe=unsafe)
+    con = store.connect(extra_views=views_sql, setup=macros(), after=macros_sql, unsafe=unsafe)
+    # only when the SQL names them: building the tables imports pandas (tests/test_startup.py)
+    if sql is not None and _DATASHEETS.search(sql):
+        from rooflake.schema import datasheets
+
+        for name, table in datasheets.tables().items():  # the package's catalog, not the store's files
+            con.register(name, table)
+    return con
 
 
 @functools.lru_cache(maxsize=256)

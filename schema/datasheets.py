@@ -174,3 +174,21 @@ def ceilings() -> pa.Table:
         for k, v in row.items():
             out[k].append(v)
     return pa.table(out)
+
+
+def tables() -> dict[str, pa.Table]:
+    """The catalog as tables, for SQL (``rl sql "select * from datasheets"``; registered by
+    :func:`rooflake.queries.connect`): ``datasheets`` = :func:`numbers` (every number in base units, with its
+    published text and source) with the GPU's compute_capability and architecture; ``datasheet_gpus`` = the GPU
+    models (gpu, match, compute_capability, architecture, source_url, note; all text)."""
+    models = gpus()
+    cols = list(models[0]) if models else []
+    gpu_table = pa.table(
+        {c: [g[c] for g in models] for c in cols}, schema=pa.schema([(c, pa.string()) for c in cols])
+    )
+    info = {g["gpu"]: g for g in models}
+    nums = numbers()
+    for col in ("compute_capability", "architecture"):
+        values = [info.get(g, {}).get(col) for g in nums.column("gpu").to_pylist()]
+        nums = nums.append_column(col, pa.array(values, pa.string()))
+    return {"datasheets": nums, "datasheet_gpus": gpu_table}

@@ -27,6 +27,7 @@ FIXTURE_FREE = {
     "test_query_columns.py",
     "test_render.py",
     "test_roundtrip.py",
+    "test_shared_definitions.py",
     "test_sqlscript.py",
     "test_torch_trace.py",
     "test_trajectory.py",
