@@ -234,3 +234,32 @@ def test_time_based_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> Non
             f"load average {cpu_run['load']:.1f} on {cores} cores: timings do not compare with the roofs"
         )
     assert not any(v.points.column("below_bound").to_pylist())  # T >= T_min: no layer beats its roofs
+
+
+def test_layers_of_a_cpu_run_with_an_estimate_run(cpu_run: dict) -> None:
+    rows = json.loads(
+        rl(
+            "layers",
+            cpu_run["run"],
+            "-d",
+            "2",
+            "--with",
+            cpu_run["est"],
+            "-f",
+            "json",
+            "--store",
+            cpu_run["store"],
+        )
+    )
+    times, model = _range_times(cpu_run, 2), _estimated(cpu_run)
+    assert {r["layer"] for r in rows} == set(times)
+    for r in rows:
+        phase, m = r["layer"].split(":")[1].split("/")
+        flops, nbytes = model[(phase, m)]
+        assert r["time_ns_measured"] == times[r["layer"]]["inclusive_ns"] / STEPS and r["steps"] == STEPS
+        assert r["flops_modelled"] == pytest.approx(flops, rel=1e-12) and r["bytes_modelled"] == nbytes
+        if flops:
+            assert r["ai"] == pytest.approx(flops / nbytes, rel=1e-12)
+            assert r["flops_per_s"] == pytest.approx(flops * 1e9 / r["time_ns_measured"], rel=1e-12)
+        else:
+            assert r["ai"] is None

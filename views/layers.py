@@ -50,7 +50,10 @@ class Layers:
       the run's kernels and memops were attributed to NVTX ranges (step ``coverage_summary``).
     - ``matched``: the :class:`RunMatch` whose ncu counters the nsys kernels took, or None.
     - ``estimates``: with ``with_run`` an ``rl estimate`` run (source_format torch-model), the
-      ``estimate_vs_measured`` rows per layer (measured vs analytic FLOPs and modelled bytes, ratios, gaps), else None.
+      ``estimate_vs_measured`` rows per layer (measured vs analytic FLOPs and modelled bytes, ratios, gaps); for a
+      run without GPU kernels the :data:`RANGE_VERSUS` columns (layer, steps, calls, time_ns_measured (ns per step),
+      flops_modelled (FLOP per step), bytes_modelled (compulsory byte per step), ai (FLOP/byte), flops_per_s
+      (FLOP/s), ops, ops_without_flops); else None.
     - ``timed_by``: ``kernels`` (``table`` holds layer_summary rows), or ``ranges`` for a run without GPU kernels (a
       CPU run): ``table`` then holds the ``range_times`` rows at the depth (run_id, domain, layer, stack, name,
       depth, parent_layer, calls, unclosed, threads, inclusive_ns, exclusive_ns, mean_inclusive_ns (ns),
@@ -88,21 +91,13 @@ def layers(
     """
     run_id = store.resolve(run_id)
     con = connect(store)
-    if (
-        with_run is None
-        and fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
-    ):
+    cpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
+    if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
+        return _versus_estimates(con, run_id, store.resolve(with_run), depth, match, device, cpu)
+    if cpu and with_run is None:
         table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
         coverage = fetch(con, "coverage_summary", {"run_id": run_id})
         return Layers(run_id, table, coverage, None, timed_by="ranges")
-    if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
-        estimate_run = store.resolve(with_run)
-        params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}
-        versus = fetch(
-            con, "estimate_vs_measured", params, what=f"run {run_id} against estimate {estimate_run}"
-        )
-        table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
-        return Layers(run_id, table, fetch(con, "coverage_summary", {"run_id": run_id}), None, versus)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     params = {"run_id": run_id, "depth": depth, "match": match, "device": device}
     table = fetch(
@@ -114,6 +109,47 @@ def layers(
     )
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
     return Layers(run_id, table, coverage, matched)
+
+
+#: the columns of a range-timed run's layers beside an estimate run (estimate_layer_roofline's, renamed)
+RANGE_VERSUS = {
+    "name": "layer",
+    "steps": "steps",
+    "calls": "calls",
+    "duration_ns": "time_ns_measured",
+    "flops": "flops_modelled",
+    "bytes_compulsory": "bytes_modelled",
+    "ai_dram": "ai",
+    "achieved_flops_per_s": "flops_per_s",
+    "ops": "ops",
+    "ops_without_flops": "ops_without_flops",
+}
+
+
+def _versus_estimates(
+    con: Any, run_id: str, estimate_run: str, depth: int, match: str | None, device: int | None, cpu: bool
+) -> Layers:
+    """The layers of ``run_id`` beside estimate run ``estimate_run``: ``estimate_vs_measured`` for a run with
+    kernels; for a run without (``cpu``), step ``estimate_layer_roofline`` with no roofs, columns
+    :data:`RANGE_VERSUS` (time per step measured, FLOPs and compulsory bytes per step modelled, AI = FLOPs / bytes,
+    FLOP/s = FLOPs / time)."""
+    import pyarrow as pa
+
+    what = f"run {run_id} against estimate {estimate_run}"
+    coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+    if not cpu:
+        params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}
+        versus = fetch(con, "estimate_vs_measured", params, what=what)
+        table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
+        return Layers(run_id, table, coverage, None, versus)
+    no_roofs = pa.table({"ceiling": pa.array([], pa.string()), "kind": pa.array([], pa.string()),
+                         "value": pa.array([], pa.float64())})  # fmt: skip
+    params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth, "level": "dram"}
+    params |= {"ceiling": "FP32", "precision": "fp32", "timed_by": "ranges"}
+    points = fetch(con, "estimate_layer_roofline", params, tables={"layer_roofs": no_roofs}, what=what)
+    versus = points.select(list(RANGE_VERSUS)).rename_columns(list(RANGE_VERSUS.values()))
+    table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
+    return Layers(run_id, table, coverage, None, versus, timed_by="ranges")
 
 
 def match_runs(store: Any, nsys_run: str, ncu_run: str) -> RunMatch:
