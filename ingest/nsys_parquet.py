@@ -46,20 +46,26 @@ def is_parquetdir(path: str | Path) -> bool:
     return path.is_dir() and any((path / f"{table}{SUFFIX}").is_file() for table in KNOWN)
 
 
-def _is_text(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+def _kind(t: pa.DataType) -> str:
+    """``text`` (a string column), ``bytes`` (a binary column: nsys's own Arrow writer stores text so), or ``other``."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "text"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "bytes"
+    return "other"
 
 
-# the Arrow types a source column of each of the reader's types may have (NAME: an id or inline text)
+# the Arrow types a source column of each of the reader's types may have (NAME: an id or inline text); nsys's own
+# Arrow export (checked: nsys 2022.4 --type arrow) writes unsigned integers (uint32, uint64) and text as binary
 _FITS = {
     "BIGINT": lambda t: pa.types.is_integer(t) or pa.types.is_null(t),
-    "VARCHAR": lambda t: _is_text(t) or pa.types.is_null(t),
-    "NAME": lambda t: pa.types.is_integer(t) or _is_text(t) or pa.types.is_null(t),
+    "VARCHAR": lambda t: _kind(t) != "other" or pa.types.is_null(t),
+    "NAME": lambda t: pa.types.is_integer(t) or _kind(t) != "other" or pa.types.is_null(t),
 }
 
 
-def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict[str, bool] | None:
-    """Column name -> whether it holds text, of ``<table>.parquet`` (its footer only); None without that file.
+def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict[str, str] | None:
+    """Column name -> its kind (:func:`_kind`), of ``<table>.parquet`` (its footer only); None without that file.
     Raises :class:`InputError` naming the folder and file when it is not a readable Parquet file, or when one of
     the reader's columns ``cols`` has a type that cannot hold it (text where integers belong, ...)."""
     import pyarrow.parquet as pq
@@ -81,10 +87,10 @@ def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict
                 f"{shown(folder)}: {file.name}: column {src} is {schema.field(i).type}, not "
                 f"{'an integer' if typ == 'BIGINT' else 'text' if typ == 'VARCHAR' else 'an integer id or text'}"
             )
-    return {f.name: _is_text(f.type) for f in schema}
+    return {f.name: _kind(f.type) for f in schema}
 
 
-def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, bool] | None]]:
+def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, str] | None]]:
     """The export's metadata (``META_DATA_EXPORT``: name -> value; empty without it) and, per export table the
     reader needs, its columns (see :func:`_columns`; None for a table the folder lacks). Raises
     :class:`InputError` (one line, naming the folder) for a folder without a required table or with a file that is
@@ -104,6 +110,7 @@ def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, bool] | Non
         if cols is not None and all(c in cols for c, _, _ in META_COLS):
             try:
                 t = pq.read_table(folder / f"{table}{SUFFIX}", columns=[c for c, _, _ in META_COLS])
+                t = t.cast(pa.schema([(c, pa.string()) for c, _, _ in META_COLS]))
             except (OSError, pa.ArrowException) as e:
                 raise InputError(f"{shown(folder)}: cannot read {table}{SUFFIX} ({first_line(e)})") from e
             meta = {str(k): str(v) for k, v in zip(*(c.to_pylist() for c in t.columns), strict=True)}
@@ -111,31 +118,48 @@ def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, bool] | Non
     return meta, tables
 
 
-def select_list(present: dict[str, bool] | None, cols: list[tuple[str, str, str]]) -> str:
+def _text(ref: str, kind: str | None) -> tuple[str, str]:
+    """(the VARCHAR expression, the ``_hex`` expression) of text column ``ref`` of ``kind`` (:func:`_kind`; None
+    when missing). Binary text is decoded as UTF-8; where it is not valid UTF-8, the text keeps the bytes escaped
+    (``\\xFF``) and ``_hex`` holds them in hex, as the SQLite reader's ``_hex`` columns do."""
+    if kind is None:
+        return "NULL::VARCHAR", "NULL::VARCHAR"
+    if kind == "bytes":
+        return (
+            f"coalesce(try(decode({ref})), {ref}::VARCHAR)",
+            f"CASE WHEN try(decode({ref})) IS NULL THEN lower(hex({ref})) END",
+        )
+    return f"{ref}::VARCHAR", "NULL::VARCHAR"  # Parquet strings are valid UTF-8
+
+
+def select_list(present: dict[str, str] | None, cols: list[tuple[str, str, str]]) -> str:
     """The typed DuckDB select list of source columns ``cols`` (see :data:`rooflake.ingest.nsys_export.SOURCES`)
-    over a Parquet file aliased ``a`` whose columns are ``present`` (name -> holds text): the same columns, names
-    and types as the SQLite reader's (:func:`rooflake.ingest.nsys_export.select`). A NAME column is
+    over a Parquet file aliased ``a`` whose columns are ``present`` (name -> kind, :func:`_kind`): the same columns,
+    names and types as the SQLite reader's (:func:`rooflake.ingest.nsys_export.select`). A NAME column is
     ``<ours>_id`` (an integer id into StringIds) or ``<ours>_text`` (inline text) by its Parquet type; ``rowid``
     is the file's own column of that name or its row position + 1; missing columns are typed NULLs; every text
-    column has a NULL ``_hex`` beside it (Parquet text is valid UTF-8)."""
+    column ``c`` has ``c_hex`` after the others, in the SQLite reader's order (see :func:`_text`)."""
     has_file, present = present is not None, present or {}
     out: list[str] = []
-    texts: list[str] = []
+    hexes: list[str] = []
+    name_hexes: list[str] = []  # after the VARCHAR columns' ones, as in the SQLite reader's views
     for src, typ, ours in cols:
         ref = f"a.{quoted(src)}"
-        if src == "rowid" and has_file and src not in present:
+        kind = present.get(src)
+        if src == "rowid" and has_file and kind is None:
             out.append(f"(a.file_row_number + 1)::{typ} AS {ours}")
         elif typ == "NAME":
-            texts.append(f"{ours}_text")
-            is_text = present.get(src)
-            ids = f"{ref}::BIGINT" if is_text is False else "NULL::BIGINT"
-            text = f"{ref}::VARCHAR" if is_text else "NULL::VARCHAR"
+            text, hexed = _text(ref, kind if kind in ("text", "bytes") else None)
+            ids = f"{ref}::BIGINT" if kind == "other" else "NULL::BIGINT"
             out += [f"{ids} AS {ours}_id", f"{text} AS {ours}_text"]
+            name_hexes.append(f"{hexed} AS {ours}_text_hex")
+        elif typ == "VARCHAR":
+            text, hexed = _text(ref, kind)
+            out.append(f"{text} AS {ours}")
+            hexes.append(f"{hexed} AS {ours}_hex")
         else:
-            texts += [ours] if typ == "VARCHAR" else []
-            out.append(f"{ref}::{typ} AS {ours}" if src in present else f"NULL::{typ} AS {ours}")
-    out += [f"NULL::VARCHAR AS {c}_hex" for c in texts]
-    return ", ".join(out)
+            out.append(f"{ref}::{typ} AS {ours}" if kind is not None else f"NULL::{typ} AS {ours}")
+    return ", ".join(out + hexes + name_hexes)
 
 
 class ParquetSources:
@@ -143,7 +167,7 @@ class ParquetSources:
     all made at once, read by DuckDB where the SQL reads them; a table the folder lacks is an empty view with the
     same typed columns."""
 
-    def __init__(self, con: Any, folder: Path, tables: dict[str, dict[str, bool] | None]) -> None:
+    def __init__(self, con: Any, folder: Path, tables: dict[str, dict[str, str] | None]) -> None:
         self.present: dict[str, bool] = {}
         con.register("no_source_arrow", pa.table({"_": pa.nulls(0)}))
         for name, (table, cols) in SOURCES.items():

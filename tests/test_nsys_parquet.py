@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -59,17 +60,91 @@ def test_parquetdir_reads_like_the_sqlite_export(folders: dict[str, Path], path:
     assert detect_format(folder) == FORMAT == "nsys-parquetdir"
     sqlite = read(path, run_id="r")
     parquet = read(folder, run_id="r")
+    _compare(sqlite, parquet)
+    run_a, run_b = dict(sqlite["run"]), dict(parquet["run"])
+    assert run_a.pop("source_format") == "nsys-sqlite"
+    assert run_b.pop("source_format") == "nsys-parquetdir"
+    assert run_b.pop("note").startswith("nsys parquetdir export: the folder is one run")
+    assert run_b == run_a
+
+
+def _compare(sqlite: dict, parquet: dict) -> None:
     for table, keys in KEYS.items():
         a, b = _sorted(sqlite[table], keys), _sorted(parquet[table], keys)
         assert b.schema == a.schema, table
         assert b.num_rows == a.num_rows, table
         for col in a.column_names:  # column by column, so that a difference names its column
             assert b.column(col).to_pylist() == a.column(col).to_pylist(), f"{table}.{col}"
-    run_a, run_b = dict(sqlite["run"]), dict(parquet["run"])
-    assert run_a.pop("source_format") == "nsys-sqlite"
-    assert run_b.pop("source_format") == "nsys-parquetdir"
-    assert run_b.pop("note").startswith("nsys parquetdir export: the folder is one run")
-    assert run_b == run_a
+
+
+NSYS_BIN = shutil.which("nsys")
+
+
+@pytest.mark.skipif(NSYS_BIN is None, reason="NVIDIA Nsight Systems `nsys` is not on PATH")
+def test_tables_as_nsys_itself_types_them(tmp_path: Path) -> None:
+    """The DLProf .nsys-rep exported by NVIDIA's own `nsys export --type arrow` (Nsight Systems 2022.4 has no
+    parquetdir yet; its Arrow export is one IPC stream per table, named in the schema metadata, typed as nsys types
+    them: text as binary, uint32/uint64 integers, no rowid), each table written to Parquet unchanged: the same
+    kernels, memops, ranges and coverage as the .sqlite export of the same report."""
+    import pyarrow.ipc as ipc
+
+    arrow = tmp_path / "dlprof.arrow"
+    rep = NSYS / "MohanadOdema__DLProf__nsys_profile.nsys-rep"
+    cmd = [
+        NSYS_BIN,
+        "export",
+        "--type",
+        "arrow",
+        "--force-overwrite",
+        "true",
+        "--output",
+        str(arrow),
+        str(rep),
+    ]
+    subprocess.run(cmd, capture_output=True, check=True, timeout=300)
+    folder = tmp_path / "dlprof.parquetdir"
+    folder.mkdir()
+    stream = pa.BufferReader(arrow.read_bytes())
+    types = {}
+    while stream.tell() < stream.size():
+        t = ipc.open_stream(stream).read_all()
+        name = t.schema.metadata[b"table_name"].decode()
+        types[name] = {f.name: str(f.type) for f in t.schema}
+        pq.write_table(t, folder / f"{name}.parquet")
+    assert types["StringIds"] == {"id": "int32", "value": "binary"}  # what the reader must take as text
+    assert types["CUPTI_ACTIVITY_KIND_KERNEL"]["correlationId"] == "uint32"
+    parquet = read(folder, run_id="r")
+    sqlite = read(NSYS / "MohanadOdema__DLProf__nsys_profile.sqlite", run_id="r")
+    _compare(sqlite, parquet)
+    assert (parquet["kernels"].num_rows, parquet["ranges"].num_rows) == (46, 82)
+    assert parquet["run"]["producer"].startswith(
+        "nsys 2022.4"
+    )  # the exporter's version (the .sqlite: 2022.1)
+
+
+def test_binary_text_that_is_not_utf8_is_kept_as_hex(folders: dict[str, Path], tmp_path: Path) -> None:
+    """Text stored as binary (as nsys's own Arrow writer stores it) is decoded as UTF-8; a kernel name whose bytes
+    are not UTF-8 keeps them escaped in the name and in hex in invalid_utf8_hex (the SQLite reader writes U+FFFD
+    there instead: DuckDB has no decoding with replacement), and the other kernels are as before."""
+    folder = shutil.copytree(folders[DEMO.name], tmp_path / "binary")
+    strings = pq.read_table(folder / "StringIds.parquet")
+    before = read(folder, run_id="r")["kernels"].sort_by("kernel_id")
+    name = before.column("name")[0].as_py()
+    values = [v.encode() + (b"\xff" if v == name else b"") for v in strings.column("value").to_pylist()]
+    pq.write_table(
+        strings.set_column(1, "value", pa.array(values, pa.binary())), folder / "StringIds.parquet"
+    )
+    after = read(folder, run_id="r")["kernels"].sort_by("kernel_id")
+    hexed = (name.encode() + b"\xff").hex()
+    changed = [
+        i
+        for i in range(after.num_rows)
+        if after.column("name")[i].as_py() != before.column("name")[i].as_py()
+    ]
+    assert changed and all(after.column("name")[i].as_py() == name + "\\xFF" for i in changed)
+    assert all(dict(after.column("invalid_utf8_hex")[i].as_py())["name"] == hexed for i in changed)
+    same = [i for i in range(after.num_rows) if i not in changed]
+    assert [after.column("name")[i].as_py() for i in same] == [before.column("name")[i].as_py() for i in same]
 
 
 def test_real_values_of_one_export(folders: dict[str, Path]) -> None:
