@@ -6,12 +6,39 @@ subcommand goes to ``show``, so ``rl ceilings``, ``rl ceilings RUN`` and ``rl ce
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from rooflake.cli.common import Fmt, FmtOpt, OutOpt, RunArg, StoreOpt, app, emit, guard, need_out, on_terminal
+
+
+class CeilingSource(str, Enum):
+    """``--ceilings`` of the roofline views (:data:`rooflake.views.ceilings.CHOICES` less ``default``)."""
+
+    report = "report"
+    datasheet = "datasheet"
+    ert = "ert"
+    measured = "measured"
+    all = "all"
+
+
+#: The ``--ceilings`` option of ``rl roofline`` (None: the default source).
+CeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT, measured "
+        "ceilings, or all (the others dashed). Default: the report's, else measured, else datasheet.",
+    ),
+]
+
+
+def ceiling_choice(value: CeilingSource | None) -> str:
+    """The library's name of a ``--ceilings`` value (None: ``default``)."""
+    return "default" if value is None else value.value
 
 
 class DefaultToShow(TyperGroup):

@@ -7,7 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
+from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice
 from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard
+from rooflake.schema import UsageError
 
 
 def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
@@ -36,6 +38,7 @@ def _draw_time(
     level: Level,
     t_o: float | None,
     with_run: str | None = None,
+    ceilings: CeilingSource | None = None,
 ) -> str:
     import polars as pl
 
@@ -44,6 +47,8 @@ def _draw_time(
     from rooflake.store import Store
     from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
+    if with_run is not None and ceilings is not None:
+        raise UsageError("--ceilings with --time --with ESTIMATE_RUN: the estimate view picks its own roofs")
     engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
         v = estimate_time_roofline(
@@ -51,8 +56,9 @@ def _draw_time(
         )
     else:
         v = time_roofline(
-            Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o
-        )
+            Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o,
+            ceilings=ceiling_choice(ceilings),
+        )  # fmt: skip
     save_chart(time_chart(v), out)
     points = pl.from_arrow(v.points)
     assert isinstance(points, pl.DataFrame)
@@ -90,13 +96,17 @@ def _draw(
     by: By,
     depth: int,
     with_run: str | None,
+    ceilings: CeilingSource | None = None,
 ) -> str:
     from rooflake.render import engine, roofline_chart, save_chart, zero_flop_table
     from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
     engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
-    v = roofline(Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run)
+    v = roofline(
+        Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
+        ceilings=ceiling_choice(ceilings),
+    )  # fmt: skip
     title = roofline_title(v.run, v.run_id, v.grain, depth)
     title += f" · {v.provenance}" if v.provenance else ""
     chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)
@@ -153,9 +163,11 @@ def roofline(
             "same GPU, else 1000).",
         ),
     ] = None,
+    ceilings: CeilingsOpt = None,
     store: StoreOpt = None,
 ) -> None:
-    """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report."""
+    """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report (or
+    --ceilings)."""
     chart_out(out)
     if with_run is not None and by is By.kernel:
         raise typer.BadParameter("--with needs --by layer", param_hint="--with")
@@ -164,6 +176,6 @@ def roofline(
             raise typer.BadParameter(
                 "--time draws one level: use --level dram, l2 or l1", param_hint="--level"
             )
-        typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead, with_run))
+        typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead, with_run, ceilings))
         return
-    typer.echo(_draw(store, run_id, out, level, precision, by, depth, with_run))
+    typer.echo(_draw(store, run_id, out, level, precision, by, depth, with_run, ceilings))

@@ -244,7 +244,7 @@ def _layers(
     ridges = [float(p) / float(w) for b, c in [(bw, comp), *extra] for p in c["value"] for w in b["value"]]
     x = roofline_ai_range(long.get_column("ai").to_list(), ridges)
     own = ceiling_lines(bw, comp, *x)
-    lines = pl.concat([own, overlay_lines(extra, *x, own.height and int(own["order"].max()) + 1)])  # type: ignore[arg-type]
+    lines = pl.concat([own, overlay_lines(extra, *x, own.height and int(own["order"].max()) + 1, comp)])  # type: ignore[arg-type]
     y = roofline_y_range(
         lines.get_column("flops_per_s").to_list() + long.get_column("achieved_flops_per_s").to_list()
     )

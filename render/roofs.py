@@ -217,13 +217,22 @@ def overlay_roofs(
 
 
 def overlay_lines(
-    picked: list[tuple[pl.DataFrame, pl.DataFrame]], x_lo: float, x_hi: float, first_order: int
+    picked: list[tuple[pl.DataFrame, pl.DataFrame]],
+    x_lo: float,
+    x_hi: float,
+    first_order: int,
+    cap: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Sampled lines of the other sources' roofs (:func:`ceiling_lines` per source), dashed, in the source's colour
-    (:data:`SOURCE_COLOR`), their ``order`` from ``first_order`` on."""
+    (:data:`SOURCE_COLOR`), their ``order`` from ``first_order`` on. A source without a compute roof of its own
+    (ERT's FP64 under FP32 points) has its bandwidth roofs end at the top roof of ``cap`` (the compute rows drawn
+    solid)."""
     frames = []
     for bw, comp in picked:
-        lines = ceiling_lines(bw, comp, x_lo, x_hi)
+        if comp.height == 0 and cap is not None and cap.height:
+            lines = ceiling_lines(bw, cap, x_lo, x_hi).filter(pl.col("kind") == "bandwidth")
+        else:
+            lines = ceiling_lines(bw, comp, x_lo, x_hi)
         source = next(
             iter(pl.concat([bw.select("source"), comp.select("source")]).get_column("source")), None
         )

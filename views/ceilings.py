@@ -202,9 +202,12 @@ def _primary(run_id: str, machine: dict[str, Any], choice: str, present: list[st
     have = sorted({_CHOICE_OF.get(s, s) for s in present}, key=CHOICES.index)
     where = f"sources with ceilings for it: {', '.join(have)}" if have else "no source has a ceiling for it"
     what = "ceilings" if choice == "all" else f"{choice} ceilings"
-    hint = _HINTS.get(
-        choice, "add some: " + "; ".join(f"{k}: {v}" for k, v in _HINTS.items() if k != "report")
-    )
+    hints = dict(_HINTS)
+    if machine["datasheet_gpu"]:
+        hints["datasheet"] = (
+            f"the datasheet catalog's entry {machine['datasheet_gpu']} holds no sourced number yet"
+        )
+    hint = hints.get(choice, "add some: " + "; ".join(f"{k}: {v}" for k, v in hints.items() if k != "report"))
     raise RooflineDataError(
         f"run {run_id} has no {what} for its machine ({machine['gpu_name'] or 'GPU unknown'}{sheet}); {where}. "
         f"To add them: {hint}"

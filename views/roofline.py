@@ -120,6 +120,10 @@ def _layer_roofline(
 ) -> Roofline:
     con = connect(store)
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
+        if ceilings != "default":
+            raise UsageError(
+                f"ceilings={ceilings!r} with an rl estimate run: the estimate view picks its own roofs"
+            )
         return estimate_roofline(store, run_id, with_run, depth=depth, level=level)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     counters_run = matched.ncu_run if matched else run_id
