@@ -223,13 +223,11 @@ def _flops(
     if name in ZERO_FLOP_OPS:
         return 0.0, "rooflake:data-movement"
     if name in PER_INPUT_FLOPS and args and hasattr(args[0], "numel"):
-        per, rule = PER_INPUT_FLOPS[name]
-        return per * args[0].numel(), f"rooflake:{rule}"
+        each, rule = PER_INPUT_FLOPS[name]
+        return each * args[0].numel(), f"rooflake:{rule}"
+    # no floating-point operand: index arithmetic (arange, masks, counters) is no FLOP
     if outs and not any(t.is_floating_point() or t.is_complex() for t in [*ins, *outs]):
-        return (
-            0.0,
-            "rooflake:integer",
-        )  # no floating-point operand: index arithmetic (arange, masks) is no FLOP
+        return 0.0, "rooflake:integer"
     if name in ELEMENTWISE_FLOPS and outs:
         return ELEMENTWISE_FLOPS[name] * outs[0].numel(), f"rooflake:elementwise x{ELEMENTWISE_FLOPS[name]:g}"
     if name.endswith("_backward") and outs:
