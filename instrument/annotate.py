@@ -43,7 +43,9 @@ def module_paths(model: torch.nn.Module) -> dict[torch.nn.Module, str]:
     ``model`` itself, ``layer3.1.conv2`` for a nested one). A module registered under two names keeps the first.
 
     These paths name the NVTX ranges of :func:`annotate` and key the per-layer estimates, so ranges from a profile
-    and estimates of the same model join on them.
+    and estimates of the same model join on them: :func:`rooflake.instrument.estimate.estimate` traces the model
+    inside :class:`annotate` itself and names each op by the innermost range open when it runs
+    (tests/test_module_naming.py).
     """
     return {m: name for name, m in model.named_modules()}
 
