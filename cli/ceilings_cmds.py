@@ -41,6 +41,17 @@ def ceiling_choice(value: CeilingSource | None) -> str:
     return "default" if value is None else value.value
 
 
+def roofs_text(rows: Any) -> str:
+    """``, roofs: <source> (<machine>)[; dashed: <sources>]`` for a view's ceilings rows
+    (:func:`rooflake.views.ceilings.run_roofs`), or ``, no roofs`` when there are none."""
+    own = {r["source"]: r["machine_key"] for r in rows.to_pylist() if not r.get("overlay")}
+    more = list(dict.fromkeys(r["source"] for r in rows.to_pylist() if r.get("overlay")))
+    if not own and not more:
+        return ", no roofs"
+    named = ", ".join(f"{s} ({m})" if s != "ncu-report" else s for s, m in own.items())
+    return f", roofs: {named}" + (f"; dashed: {', '.join(more)}" if more else "")
+
+
 class DefaultToShow(TyperGroup):
     """A group whose arguments go to its ``show`` subcommand unless the first one names a subcommand or asks for
     help (``rl ceilings abc1`` = ``rl ceilings show abc1``)."""

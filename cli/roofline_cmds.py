@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice
+from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice, roofs_text
 from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard
 from rooflake.schema import UsageError
 
@@ -68,7 +68,7 @@ def _draw_time(
     lo = v.launch_overhead
     return (
         f"wrote {out} (run {v.run_id}, {drawn.height} {what}, t_o = {duration(lo.value_ns)} ({lo.source}), "
-        f"bounds: {bounds})"
+        f"bounds: {bounds}{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
@@ -119,7 +119,8 @@ def _draw(
     what = f"layers at depth {depth}" if by is By.layer else "kernels"
     return (
         f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
-        f"{zero.height} zero-FLOP {'layers' if by is By.layer else 'kernels'})"
+        f"{zero.height} zero-FLOP {'layers' if by is By.layer else 'kernels'}"
+        f"{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
