@@ -79,7 +79,7 @@ VIEW_OPS = {
     "detach", "alias", "view", "_unsafe_view", "t", "expand", "transpose", "permute", "unbind", "split",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk", "unsafe_chunk", "narrow", "select",
     "slice", "squeeze", "unsqueeze", "reshape", "flatten", "unflatten", "view_as", "expand_as", "as_strided",
-    "lift_fresh",
+    "lift_fresh", "transpose_", "t_", "squeeze_", "unsqueeze_", "as_strided_", "detach_",  # in place: strides only
 }  # fmt: skip
 ZERO_FLOP_OPS = {
     "max_pool2d_with_indices",  # comparisons, not FLOPs
@@ -103,6 +103,9 @@ ZERO_FLOP_OPS = {
     "index_select",
     "gather",
     "constant_pad_nd",
+    "upsample_nearest1d",  # a gather: each output element is a copy of one input element
+    "upsample_nearest2d",
+    "upsample_nearest3d",
     "select_backward",  # a zero tensor with the gradient copied into one index
     "slice_backward",  # a zero tensor with the gradient copied into a slice
 }

@@ -234,3 +234,19 @@ def test_bert_training_rules_softmax_and_embedding_backward() -> None:
     # each row of the output gradient added into the weight row it came from: B·T·H adds per embedding
     assert emb["embeddings.word_embeddings"]["flops"] == b * t * h
     assert emb["embeddings.word_embeddings"]["flops_source"] == "rooflake:scatter-add x1"
+
+
+def test_gru_in_place_transpose_is_a_view_and_nearest_upsampling_a_copy() -> None:
+    gru = estimate_rows(nn.GRU(8, 16, batch_first=True), torch.empty(2, 5, 8), training=True)
+    assert [r["op"] for r in gru if r["flops"] is None] == []
+    (tr,) = [
+        r for r in gru if r["op"] == "aten.transpose_"
+    ]  # strides changed in place: no arithmetic, no bytes
+    assert (tr["flops"], tr["flops_source"], tr["bytes_compulsory"]) == (0.0, "rooflake:view", 0)
+    (up,) = [
+        r
+        for r in estimate_rows(nn.Upsample(scale_factor=2), torch.empty(1, 2, 4, 4))
+        if r["op"].startswith("aten.up")
+    ]
+    assert (up["flops"], up["flops_source"]) == (0.0, "rooflake:data-movement")
+    assert up["bytes_compulsory"] == (2 * 4 * 4 + 2 * 8 * 8) * 4
