@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rooflake.schema import TABLES
+from rooflake.schema import TABLES, QueryError
 from rooflake.store import Store
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES
 
@@ -39,32 +39,73 @@ def spark_path(path: str) -> str:
     return "s3a://" + path[len("s3://") :] if path.startswith("s3://") else path
 
 
-def read_table(spark: Any, store: Store, table: str) -> Any:  # -> pyspark.sql.DataFrame
+def read_table(
+    spark: Any, store: Store, table: str, published: dict[str, str] | None = None
+) -> Any:  # -> pyspark.sql.DataFrame
     """The rows of ``table``'s files of the published runs (:meth:`Store.files`: one file per run, the
-    committed generation on object storage), ``run_id`` a Hive partition column of ``STORE/<table>`` (and a
-    column of any file outside ``run_id=`` folders, e.g. a compacted one); an empty
-    DataFrame with the table's columns when it has no file. On a local store a run's data files are moved in
-    before its ``runs`` file: :func:`table_frames` filters those rows."""
+    committed generation on object storage, then the compacted files of ``rl compact``), ``run_id`` a Hive
+    partition column of ``STORE/<table>`` (and a column of the compacted files); an empty DataFrame with the
+    table's columns when it has no file. A run read from its partitions (:meth:`Store.published`, or
+    ``published`` when given: one listing for every table) is not read from the compacted files too (a
+    ``--force`` re-ingest after a compaction: a left-anti join). On a local store a run's data files are moved in
+    before its ``runs`` file: :func:`table_frames` filters those rows. Raises :class:`QueryError` for a store on
+    object storage when the session has no S3A filesystem (:func:`check_s3a`)."""
     schema = spark_schema(table)
+    if store.is_remote:
+        check_s3a(spark, str(store.root))
     files = [spark_path(f) for f in store.files(table)]
     base = spark_path(f"{store.root}/{table}")
     parts = [f for f in files if f.startswith(f"{base}/run_id=")]
     others = [f for f in files if not f.startswith(f"{base}/run_id=")]  # merged files hold run_id as a column
     frames = [spark.read.schema(schema).option("basePath", base).parquet(*parts)] if parts else []
-    frames += [spark.read.schema(schema).parquet(*others)] if others else []
+    if others:
+        compacted = spark.read.schema(schema).parquet(*others)
+        published = store.published() if published is None else published
+        as_parts = sorted(r for r, where in published.items() if where == "partition")
+        if as_parts:
+            ids = spark.createDataFrame([(r,) for r in as_parts], "run_id string")
+            compacted = compacted.join(ids, "run_id", "left_anti")
+        frames.append(compacted)
     if not frames:
         return spark.createDataFrame([], schema)
     return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 
+def check_s3a(spark: Any, url: str) -> None:
+    """Raise :class:`QueryError` when ``spark`` (a classic session; Spark Connect is the server's business) has no
+    ``org.apache.hadoop.fs.s3a.S3AFileSystem`` on its classpath: pyspark ships without Hadoop's S3 connector, so
+    reading ``s3a://`` needs the ``hadoop-aws`` jar of Spark's Hadoop version and the AWS SDK v2 bundle it names
+    (``spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>``, or the jars in ``spark.jars``), and
+    ``spark.hadoop.fs.s3a.*`` settings for a non-AWS endpoint (README: Spark)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return
+    try:
+        jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")
+    except Exception:  # noqa: BLE001 - py4j's error for a missing class
+        hadoop = str(jvm.org.apache.hadoop.util.VersionInfo.getVersion())
+        raise QueryError(
+            f"reading {url} with Spark needs Hadoop's S3A connector, which pyspark does not ship: put "
+            f"hadoop-aws-{hadoop}.jar (Spark's Hadoop is {hadoop}) and the AWS SDK v2 bundle it depends on "
+            f"(software.amazon.awssdk:bundle) on Spark's classpath (spark.jars, or spark.jars.packages="
+            f"org.apache.hadoop:hadoop-aws:{hadoop} with network access), and set spark.hadoop.fs.s3a.endpoint, "
+            "spark.hadoop.fs.s3a.path.style.access=true and the credentials for a non-AWS endpoint; or use "
+            "--engine duckdb"
+        ) from None
+
+
 def table_frames(spark: Any, store: Store) -> dict[str, Any]:
     """``{table: DataFrame}`` for every store table (``runs``, ``kernels``, ``metrics``, ``ceilings``, ``ranges``,
     ``memops``, ``coverage``, ``estimates``); data tables hold published runs only. Columns: those of
-    ``rooflake.schema.TABLES``, in order."""
-    runs = read_table(spark, store, "runs")
+    ``rooflake.schema.TABLES``, in order. Raises :class:`QueryError` for a store on object storage when the session
+    has no S3A filesystem (:func:`check_s3a`)."""
+    if store.is_remote:
+        check_s3a(spark, str(store.root))
+    published = store.published()
+    runs = read_table(spark, store, "runs", published)
     out = {"runs": runs}
     ids = runs.select("run_id")
     for t in DATA_TABLES:
-        df = read_table(spark, store, t)
+        df = read_table(spark, store, t, published)
         out[t] = df.join(ids, df["run_id"] == ids["run_id"], "left_semi")
     return {t: out[t] for t in ALL_TABLES}

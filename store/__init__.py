@@ -93,13 +93,27 @@ class Store:
         return layout.table_glob(self._dir, table)
 
     def files(self, table: str) -> list[str]:
-        """Paths (URLs on object storage) of ``table``'s files of the published runs (of ``only_runs`` when set),
-        one per run, sorted by run id: what DuckDB, polars or Spark should read (their rows still need the
-        ``runs`` filter on a local store, where a run's files are moved in before its ``runs`` file)."""
-        if self.url is not None:
-            return remote.Snapshot.take(self.url, self.only_runs).table_files(table, self.only_runs)
-        ids = self.only_runs if self.only_runs is not None else layout.run_ids(self._dir, table)
-        return [str(p) for r in ids if (p := layout.part_file(self._dir, table, r)).exists()]
+        """Paths (URLs on object storage) of ``table``'s files that hold rows of the published runs (of
+        ``only_runs`` when set): the partition file of each run published as a partition, sorted by run id (the
+        committed generation on object storage), then the compacted files (``rl compact``) when a run is read from
+        them. What DuckDB, polars or Spark should read; their rows still need the runs filter of
+        :meth:`published`: a run re-ingested with ``--force`` after a compaction is in both its partition and the
+        compacted files, and is read from its partition only (on a local store a run's data files are also moved
+        in before its ``runs`` file)."""
+        sources = self._sources()
+        runs = frozenset(self.only_runs) if self.only_runs is not None else None
+        return sources.files(table, "partition", runs) + sources.files(table, "compacted", runs)
+
+    def published(self) -> dict[str, str]:
+        """``{run_id: "partition" | "compacted"}``: each published run (of ``only_runs`` when set) and where its
+        rows are read from: its own partition files, or the compacted files of :meth:`files`."""
+        return dict(self._sources().published)
+
+    def _sources(self) -> database.Sources:
+        where: Path | remote.Snapshot = (
+            remote.Snapshot.take(self.url, self.only_runs) if self.url is not None else self._dir
+        )
+        return database.take_sources(where, self.only_runs)
 
     def storage_options(self) -> dict[str, str]:
         """Options for polars' native reader of :meth:`files` (``pl.scan_parquet(files, storage_options=…)``):

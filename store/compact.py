@@ -151,11 +151,18 @@ def _remove_old_files(root: Path, manifest: Manifest) -> None:
                 f.unlink()
 
 
-def compact(root: Path) -> CompactResult:
-    """Rewrite every published run of the local store at ``root`` into one file per table (see the module
-    docstring), holding the store's flock. Every query answers as before. Raises :class:`StoreError` when the store
-    cannot be written (it is then as before)."""
+def compact(root: Path | str) -> CompactResult:
+    """Rewrite every published run of the store at ``root`` into one file per table (see the module docstring),
+    holding the store's flock; a URL (``s3://…``): :func:`compact_remote`. Every query answers as before. Raises
+    :class:`StoreError` when the store cannot be written (it is then as before)."""
     from rooflake.schema import StoreError
+
+    if isinstance(root, str):
+        from rooflake.store.remote import is_url
+
+        if is_url(root):
+            return compact_remote(root)
+        root = Path(root)
     from rooflake.store import database
     from rooflake.store.layout import ensure_root
     from rooflake.store.publish import fsync_dir, remove_stage, store_lock
@@ -189,3 +196,41 @@ def compact(root: Path) -> CompactResult:
     finally:
         remove_stage(stage)
     return CompactResult(len(runs), removed, before, _parquet_files(root), generation)
+
+
+def _remote_files(snapshot: Any) -> int:
+    """Parquet files a snapshot of a remote store reads: committed partitions and compacted files."""
+    return sum(len(fs) for fs in snapshot.files.values()) + sum(len(fs) for fs in snapshot.compacted.values())
+
+
+def compact_remote(url: str) -> CompactResult:
+    """Compact the store on object storage at ``url``: list it (:class:`rooflake.store.remote.Snapshot`), write
+    every table's rows as its view reads them, sorted by run, to a local temporary file each (as :func:`compact`
+    does), and publish them with :func:`rooflake.store.remote.commit_compaction` (the files, then
+    ``compacted.json`` as the commit, then the partitions it replaced are deleted). Ingests meanwhile are safe
+    (a run published or re-ingested after the listing keeps its partitions, which win); readers see the store
+    before or after (a reader whose listing went stale lists again: ``database.Database.refresh``). No lock
+    exists on object storage: run one compaction per store at a time; a second one that commits first makes this
+    one fail, changing nothing. Raises :class:`StoreError` when the store cannot be read or written."""
+    import tempfile
+
+    import duckdb
+
+    from rooflake.schema import StoreError
+    from rooflake.store import database, remote
+
+    snapshot = remote.Snapshot.take(url)
+    before = _remote_files(snapshot)
+    with tempfile.TemporaryDirectory(prefix="rooflake-compact-") as tmp:
+        staged: dict[str, Path] = {}
+        try:
+            db = database.build(snapshot)
+            db.union.update(ALL_TABLES)  # read every file by name, streamed
+            for table in ALL_TABLES:
+                if _write_table(db.cursor(), table, Path(tmp) / f"{table}.parquet"):
+                    staged[table] = Path(tmp) / f"{table}.parquet"
+        except (OSError, duckdb.Error) as e:
+            raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
+        generation, removed = remote.commit_compaction(url, snapshot, staged)
+    after = _remote_files(remote.Snapshot.take(url))
+    return CompactResult(len(snapshot.published()), removed, before, after, generation)

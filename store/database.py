@@ -56,6 +56,12 @@ _QUOTED = r"'((?:[^']|'')*)'"
 _EQ = re.compile(rf'^\(?"?run_id"? = {_QUOTED}\)?$')
 _IN = re.compile(r'^(?:optional: )?\(?"?run_id"? IN \((.*?)\)\)?$')
 _CREATED = re.compile(r"\b(?:MACRO|VIEW|TABLE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:main\.)?\"?(\w+)", re.I)
+#: what a read of an object that is gone raises (s3fs through DuckDB's fsspec filesystem)
+_GONE = re.compile(
+    r"FileNotFoundError|NoSuchKey|key does not exist|No such file|No files found that match", re.I
+)
+#: times a statement is run again over a new listing of a store on object storage whose files changed meanwhile
+RELIST = 3
 _VIEW_DDL = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?VIEW|DROP\s+VIEW)\b", re.I)
 
 
@@ -105,10 +111,10 @@ def take_sources(root: Path | Snapshot, only_runs: list[str] | None) -> Sources:
     """List the store's files: partition folders (one ``scandir`` per table), the compaction manifest, and which
     published run lives where. ``only_runs``: these runs only."""
     keep = set(only_runs) if only_runs is not None else None
-    if isinstance(root, Snapshot):
+    if isinstance(root, Snapshot):  # the committed generation of each run, and the committed compaction
         parts = {t: dict(root.files[t]) for t in ALL_TABLES}
-        compacted: dict[str, list[str]] = {}
-        in_compacted: frozenset[str] = frozenset()
+        compacted: dict[str, list[str]] = {t: list(fs) for t, fs in root.compacted.items()}
+        in_compacted: frozenset[str] = root.compacted_runs
     else:
         parts = {t: _local_parts(root, t) for t in ALL_TABLES}
         manifest = read_manifest(root)
@@ -196,6 +202,30 @@ class Database:
         #: tables read with union_by_name although their first file has every column (their files disagree)
         self.union: set[str] = set()
         self.guessed: set[str] = set()  # tables read now without union_by_name over several files
+        #: a store on object storage: what was listed, and the runs listed (:meth:`refresh` lists again)
+        self.snapshot: Snapshot | None = None
+        self.only_runs: list[str] | None = None
+
+    def stale(self, error: Exception) -> bool:
+        """Whether ``error`` says a file of this database's :class:`Snapshot` is gone: on object storage a
+        compaction or a ``--force`` re-ingest deletes the files it replaced after its commit, so a listing taken
+        before that commit names files that no longer exist (list again: :meth:`refresh`)."""
+        return self.snapshot is not None and _GONE.search(str(error)) is not None
+
+    def refresh(self, con: Any) -> None:
+        """List the store on object storage again and read what it holds now (every run whole, before or after
+        any commit): the sources, ``__published`` (``published.sql``), and the views on their next query."""
+        assert self.snapshot is not None, "refresh() of a local store's database"
+        self.snapshot = Snapshot.take(self.snapshot.url, self.only_runs)
+        self.sources = take_sources(self.snapshot, self.only_runs)
+        runs = sorted(self.sources.published)
+        con.execute(
+            sql_file(PKG, "published.sql"),
+            {"runs": runs, "sources": [self.sources.published[r] for r in runs]},
+        )
+        self.pointed = {}
+        self.union |= self.guessed
+        self.guessed = set()
 
     def first_complete(self, con: Any, table: str, files: list[str]) -> list[str] | None:
         """``files`` with one holding every declared column of ``table`` first, or None when neither the last nor
@@ -370,38 +400,50 @@ class StoreCursor:
         """The :class:`Database` this cursor belongs to."""
         return self._db
 
-    def execute(self, query: Any, parameters: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """DuckDB's ``execute``, after pointing the views (returns the underlying cursor, as DuckDB does); run
-        again, reading by name, when a file's columns differ from its table's first file (:meth:`Database.widen`)."""
+    def _run(self, run: Any) -> Any:
+        """``run()`` (which points the views, then runs a statement), run again after :meth:`Database.widen`
+        (a file whose columns differ from its table's first file: read by name) or :meth:`Database.stale` (on
+        object storage, a file deleted since the listing: list again, :meth:`Database.refresh`)."""
         import duckdb
 
-        self._db.prepare(self._con, query, parameters)
-        try:
-            return self._con.execute(query, parameters, *args, **kwargs)
-        except duckdb.Error as e:
-            if not self._db.widen(e):
+        for attempt in range(RELIST + 1):
+            try:
+                return run()
+            except duckdb.Error as e:
+                if self._db.widen(e):
+                    continue
+                if attempt < RELIST and self._db.stale(e):
+                    self._db.refresh(self._con)
+                    continue
                 raise
-        self._db.prepare(self._con, query, parameters)
-        return self._con.execute(query, parameters, *args, **kwargs)
+        return run()
+
+    def execute(self, query: Any, parameters: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """DuckDB's ``execute``, after pointing the views (returns the underlying cursor, as DuckDB does); run
+        again, reading by name, when a file's columns differ from its table's first file (:meth:`Database.widen`),
+        or over a new listing when a file of a store on object storage is gone (:meth:`Database.stale`)."""
+
+        def run() -> Any:
+            self._db.prepare(self._con, query, parameters)
+            return self._con.execute(query, parameters, *args, **kwargs)
+
+        return self._run(run)
 
     def sql(self, query: Any, *args: Any, params: Any = None, **kwargs: Any) -> Any:
         """DuckDB's ``sql`` (a relation), after pointing the views. While a table is read without
-        ``union_by_name`` over several files the relation is materialized here, so that a file with other columns
-        fails now and the query runs again reading by name (:meth:`Database.widen`)."""
-        import duckdb
+        ``union_by_name`` over several files, or the store is on object storage, the relation is materialized
+        here, so that a file with other columns (or a file deleted since the listing) fails now and the query runs
+        again, reading by name (:meth:`Database.widen`) or over a new listing (:meth:`Database.stale`)."""
 
-        self._db.prepare(self._con, query, params)
-        rel = self._con.sql(query, *args, params=params, **kwargs)
-        materialize = getattr(rel, "materialize", None)
-        if rel is None or not self._db.guessed or materialize is None:
-            return rel
-        try:
+        def run() -> Any:
+            self._db.prepare(self._con, query, params)
+            rel = self._con.sql(query, *args, params=params, **kwargs)
+            materialize = getattr(rel, "materialize", None)
+            if rel is None or materialize is None or not (self._db.guessed or self._db.snapshot):
+                return rel
             return materialize()
-        except duckdb.Error as e:
-            if not self._db.widen(e):
-                raise
-        self._db.prepare(self._con, query, params)
-        return self._con.sql(query, *args, params=params, **kwargs)
+
+        return self._run(run)
 
     query = sql
 
@@ -427,6 +469,21 @@ def _check_planner(db: Database) -> bool:
     """Whether this DuckDB's plans show the run filters :func:`scan_runs` reads (else every file is read)."""
     probe = db.plan_runs(db.con, sql_file(PKG, "probe_plan.sql"), None)
     return probe is not None and probe.get("runs") == frozenset(["x"])
+
+
+def _point_first(db: Database, con: Any) -> None:
+    """Point the views of a new database: at no file when it prunes (each statement points them), else at every
+    file, over a new listing when a file of a store on object storage is gone (:meth:`Database.stale`)."""
+    import duckdb
+
+    for attempt in range(RELIST + 1):
+        try:
+            db.point(con, {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES))
+            return
+        except duckdb.Error as e:
+            if attempt == RELIST or not db.stale(e):
+                raise
+            db.refresh(con)
 
 
 def build(
@@ -460,10 +517,12 @@ def build(
         sql_file(PKG, "published.sql"), {"runs": runs, "sources": [sources.published[r] for r in runs]}
     )
     db = Database(con, sources, sources.largest() >= PRUNE_FROM)
+    if isinstance(root, Snapshot):
+        db.snapshot, db.only_runs = root, only_runs
     if db.prune:
         con.execute(sql_file(PKG, "plan_settings.sql"))
         db.prune = _check_planner(db)
-    db.point(con, {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES))
+    _point_first(db, con)
     views = [(n, sql_template(PKG, "named_view.sql", name=n, body=b)) for n, b in (extra_views or {}).items()]
     deferred = [
         *(_statements(con, setup) if setup else []),
