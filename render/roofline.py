@@ -101,7 +101,8 @@ def roofline_chart(
     ``flags`` (list[str]), ``peak_ceiling`` (the ceiling of the row's compute roof).
     ``ceilings``: ``run_ceilings`` rows of ONE run: ``ceiling``, ``kind`` (bandwidth|compute), ``value`` (byte/s
     or FLOP/s; null/NaN: not drawn); when present ``label`` (the roof's name), ``source``, ``value_min``,
-    ``value_max``, ``formula``, ``n_kernels``, ``n_invalid``, ``machine_key``.
+    ``value_max``, ``formula``, ``n_kernels``, ``n_invalid``, ``machine_key``, ``source_label`` (legend text),
+    ``overlay`` (another source's roof: drawn dashed beside; :func:`rooflake.views.ceilings.run_roofs`).
     ``level``: dram, l2, l1, or all (one marker per level: L1 ▲, L2 ■, DRAM ●). ``precision``: fp64, fp32, fp16,
     tensor, or all (each kernel's dominant precision).
 

@@ -382,7 +382,7 @@ def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
 def _bound_lines(
     r: _Rows,
     kind: str,
-    roofs: list[tuple[str, float, str]],
+    roofs: list[tuple[str, float, str | None]],
     x_dom: tuple[float, float],
     y_dom: tuple[float, float],
     overlay: bool = False,
