@@ -171,3 +171,16 @@ def test_nsys_gpu_layers_time_based(store: str) -> None:
         assert r["n_kernels"] == n and r["t_min_ns"] == pytest.approx(max(terms.values()), rel=1e-12)
         assert r["bound"] == max(terms, key=lambda k: terms[k])
         assert r["inefficiency"] == pytest.approx(r["duration_ns"] / r["t_min_ns"], rel=1e-12)
+
+
+def test_rl_layers_with_the_estimate_run_compares_in_the_runs_domain(store: str) -> None:
+    import json
+
+    out = CliRunner().invoke(app, ["layers", NSYS, "-d", "2", "--with", EST, "-f", "json", "--store", store])
+    assert out.exit_code == 0, out.output
+    rows = {r["layer"]: r for r in json.loads(out.stdout)}
+    # the layers are in the run's domain (m), not estimate_vs_measured's default 'rooflake'
+    assert set(rows) == {"m:forward/fc", "m:forward/relu", "m:backward/fc"}
+    fc = rows["m:forward/fc"]
+    assert (fc["kernels"], fc["ops"], fc["duration_ns"], fc["flops_analytic"]) == (2, 1, 4000.0, 1.0e8)
+    assert fc["flops_measured"] is None and int(fc["bytes_compulsory"]) == 1_000_000  # nsys: no counters

@@ -130,7 +130,7 @@ def _versus_estimates(
     con: Any, run_id: str, estimate_run: str, depth: int, match: str | None, device: int | None, cpu: bool
 ) -> Layers:
     """The layers of ``run_id`` beside estimate run ``estimate_run``: ``estimate_vs_measured`` for a run with
-    kernels; for a run without (``cpu``), step ``estimate_layer_roofline`` with no roofs, columns
+    kernels (in the NVTX domain of its forward/backward ranges where there is one, step ``run_model_domains``); for a run without (``cpu``), step ``estimate_layer_roofline`` with no roofs, columns
     :data:`RANGE_VERSUS` (time per step measured, FLOPs and compulsory bytes per step modelled, AI = FLOPs / bytes,
     FLOP/s = FLOPs / time)."""
     import pyarrow as pa
@@ -139,6 +139,9 @@ def _versus_estimates(
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
     if not cpu:
         params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}
+        domains = fetch(con, "run_model_domains", {"run_id": run_id}).column("domain").to_pylist()
+        if len(domains) == 1:  # one annotated model: its domain (else estimate_vs_measured's default)
+            params["domain"] = domains[0]
         versus = fetch(con, "estimate_vs_measured", params, what=what)
         table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
         return Layers(run_id, table, coverage, None, versus)
