@@ -73,12 +73,29 @@ def _ranges() -> list[dict[str, Any]]:
 
 @pytest.fixture()
 def store(tmp_path: Path) -> str:
+    return _publish(tmp_path)
+
+
+def _publish(tmp_path: Path, other: bool = False) -> str:
+    """The nsys run (with ``other``: plus a second annotated model, domain x, forward > lstm, that the estimates do
+    not hold) and the estimate run."""
+    extra = [(("forward", "lstm"), 9000.0)] if other else []
     kernels = [
         {"kernel_id": i, "name": f"k_{m}", "short_name": f"k_{m}", "device_id": 0, "duration_ns": ns,
          "nvtx_domain": "m", "nvtx_stack": [phase, m], "nvtx_path": f"m:{phase}/{m}"}
         for i, ((phase, m), ns) in enumerate((k, ns) for k, all_ns in KERNEL_NS.items() for ns in all_ns)
+    ] + [
+        {"kernel_id": 100 + i, "name": "k_lstm", "short_name": "k_lstm", "device_id": 0, "duration_ns": ns,
+         "nvtx_domain": "x", "nvtx_stack": list(k), "nvtx_path": f"x:{k[0]}/{k[1]}"}
+        for i, (k, ns) in enumerate(extra)
     ]  # fmt: skip
-    ranges = _table(RANGES, _ranges(), run_id=NSYS, domain="m", kind="push_pop", thread=1, flags=[])
+    rows = [{**r, "domain": "m"} for r in _ranges()]
+    if other:
+        n = len(rows)
+        rows += [{"range_id": n, "name": "forward", "start_ns": 10_000, "end_ns": 10_020, "depth": 1, "domain": "x"},
+                 {"range_id": n + 1, "name": "lstm", "start_ns": 10_001, "end_ns": 10_019, "depth": 2,
+                  "parent_id": n, "domain": "x"}]  # fmt: skip
+    ranges = _table(RANGES, rows, run_id=NSYS, kind="push_pop", thread=1, flags=[])
     Store(tmp_path).publish(
         NSYS,
         {"runs": _run(NSYS, "nsys-sqlite"), "kernels": _table(KERNELS, kernels, run_id=NSYS, provenance=[], flags=[]),
@@ -184,3 +201,14 @@ def test_rl_layers_with_the_estimate_run_compares_in_the_runs_domain(store: str)
     fc = rows["m:forward/fc"]
     assert (fc["kernels"], fc["ops"], fc["duration_ns"], fc["flops_analytic"]) == (2, 1, 4000.0, 1.0e8)
     assert fc["flops_measured"] is None and int(fc["bytes_compulsory"]) == 1_000_000  # nsys: no counters
+
+
+def test_another_models_layers_do_not_take_the_estimates(tmp_path: Path) -> None:
+    """Two annotated models in one run (domains m and x): only the one whose module paths the estimates hold."""
+    from rooflake.views.roofline import estimate_roofline
+
+    store = _publish(tmp_path, other=True)
+    v = estimate_roofline(Store(store), NSYS, EST, depth=2)
+    assert set(v.points.column("name").to_pylist()) == {"m:forward/fc", "m:forward/relu", "m:backward/fc"}
+    one = estimate_roofline(Store(store), NSYS, EST, depth=1)
+    assert one.points.column("name").to_pylist() == ["m:backward", "m:forward"]

@@ -4,9 +4,11 @@
 -- bytes per step modelled by an `rl estimate` run of the same model and input shapes ($estimates_run_id, table
 -- estimates; joined as range_roofline joins them: the layer's phase, its outermost range `forward` | `backward`, and
 -- module path, its innermost range's name; a module's FLOPs include those of the modules inside it). A step is one
--- call of the phase range. The roofs are the rows of `layer_roofs` (the caller picks them: measured CPU ceilings of
--- the run's host and threads, or the ceilings helper's rows for a GPU): compute ceiling $ceiling and every
--- bandwidth ceiling. The compulsory bytes (every input, weight and output once) are a lower bound of the traffic at
+-- call of the phase range. A run holding several annotated models (one NVTX domain each) keeps the domain(s) whose
+-- module paths the estimates hold best (the largest share of the domain's module paths found in the estimates), so
+-- another model's layers never take this model's FLOPs. The roofs are the rows of `layer_roofs` (the caller picks
+-- them: measured CPU ceilings of the run's host and threads, or the ceilings helper's rows for a GPU): compute
+-- ceiling $ceiling and every bandwidth ceiling. The compulsory bytes (every input, weight and output once) are a lower bound of the traffic at
 -- any level, so they stand at the level(s) drawn ($level: l1 | l2 | dram | all) and AI is an upper bound there.
 -- Same columns and rules as layer_roofline (macros attainable, roof_bound, above_roof; Williams et al. 2009,
 -- Wang et al. arXiv 2009.04598), one row per layer at NVTX depth $depth.
@@ -63,6 +65,22 @@ WITH rt AS (
 steps AS (
     SELECT domain, phase, calls AS steps FROM rt WHERE depth = 1
 ),
+domain_match AS (
+    SELECT
+        domain,
+        coalesce(
+            count(DISTINCT module_path) FILTER (
+                WHERE depth > 1
+                    AND module_path IN (SELECT module_path FROM estimates WHERE run_id = $estimates_run_id)
+            ) / nullif(count(DISTINCT module_path) FILTER (WHERE depth > 1), 0),
+            0
+        ) AS share
+    FROM rt
+    GROUP BY domain
+),
+best_domains AS (
+    SELECT domain FROM domain_match WHERE share = (SELECT max(share) FROM domain_match)
+),
 gpu AS (
     SELECT layer, sum(launches) AS launches, sum(kernel_time_ns) AS kernel_time_ns
     FROM layer_summary
@@ -85,7 +103,7 @@ j AS (
     LEFT JOIN gpu AS g ON g.layer = t.layer
     LEFT JOIN e ON e.phase = t.phase
         AND (t.module_path = '' OR e.module_path = t.module_path OR starts_with(e.module_path, t.module_path || '.'))
-    WHERE t.depth = $depth
+    WHERE t.depth = $depth AND t.domain IN (SELECT domain FROM best_domains)
     GROUP BY ALL
 ),
 c AS (
