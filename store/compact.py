@@ -17,7 +17,12 @@ it, from the compacted files of that generation (the views' ``__published`` tabl
    then its data partitions (left-overs no view reads, as their run has no ``runs`` partition);
 4. the files of older generations are removed.
 
-All of it holds the store's flock, so no ingest swaps a run in between (an ingest waits for it). A compaction killed
+On object storage (``s3://``, :func:`compact_remote`) the same layout is written without rename or lock: the
+compacted files are uploaded under new names, ``compacted.json`` is put last (conditionally, over the manifest the
+listing read: that PUT is the commit), then the replaced partitions are deleted
+(:func:`rooflake.store.remote.commit_compaction`).
+
+Locally, all of it holds the store's flock, so no ingest swaps a run in between (an ingest waits for it). A compaction killed
 anywhere leaves a store that answers as before: before step 2 the staged files are not named by the manifest;
 after it the next compaction finishes steps 3 and 4. Compacted files are written like every other part (zstd, no
 float statistics: see :func:`rooflake.store.publish.stat_columns`), sorted by ``run_id`` in row groups of
