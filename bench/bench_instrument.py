@@ -46,20 +46,24 @@ CHAIN = 256
 def paired(
     model: nn.Module, step: Callable[[], object], reps: int, clock: Callable[[], float] = time.perf_counter
 ) -> tuple[list[float], list[float]]:
-    """Seconds of each run of ``step`` by ``clock``, plain and annotated, alternating, after a warm-up of each."""
+    """Seconds of each run of ``step`` by ``clock``, plain and annotated, alternating (which goes first alternates
+    too: ABBA), after a warm-up of each."""
     plain, annotated = [], []
     for _ in range(2):
         step()
         with annotate(model):
             step()
-    for _ in range(reps):
-        t0 = clock()
-        step()
-        plain.append(clock() - t0)
-        with annotate(model):
-            t0 = clock()
-            step()
-            annotated.append(clock() - t0)
+    for i in range(reps):
+        for annotated_run in (False, True) if i % 2 == 0 else (True, False):
+            if annotated_run:
+                with annotate(model):
+                    t0 = clock()
+                    step()
+                    annotated.append(clock() - t0)
+            else:
+                t0 = clock()
+                step()
+                plain.append(clock() - t0)
     return plain, annotated
 
 
