@@ -27,9 +27,11 @@ REMOTE_ENV = "SPARK_REMOTE"
 LOCAL_MASTER = "local[*]"
 # a CLI session over one store: few shuffle partitions (Spark's default, 200, is for cluster-sized data), no UI,
 # times in UTC (the store's timestamps are UTC), and the JVM's quick JIT only (C1: a process that runs a few queries
-# never repays C2's compile time; the named queries ran in half the time in tests/test_spark.py)
+# never repays C2's compile time; the named queries ran in half the time in tests/test_spark.py), with room for its
+# code (C1 alone reserves 48 MB: a session running every named query filled it and the JVM stopped compiling, then
+# failed a task with "Out of space in CodeCache for adapters")
 LOCAL_CONF = {
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
