@@ -23,7 +23,7 @@ from rooflake.render import roofline_chart, time_roofline_chart
 from rooflake.render.roofs import PRECISION_CEILINGS, tensor_family
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.store import Store
-from rooflake.views.ceilings import run_roofs, source_ceilings
+from rooflake.views.ceilings import MACHINE_CEILINGS, machine_ceilings, run_roofs, source_ceilings
 from rooflake.views.roofline import roofline
 from rooflake.views.time_roofline import time_roofline
 
@@ -106,6 +106,15 @@ def test_rows_of_each_source_have_run_ceilings_columns(store: Path) -> None:
     ert = source_ceilings(Store(store), run, "ert")
     assert _by_ceiling(ert) == {"DRAM": 508.35e9, "L1": 1723.76e9, "L2": 1301.09e9, "FP64": 4258.4e9}
     assert source_ceilings(Store(store), run).equals(report)  # default: the report's own
+
+
+def test_declared_machine_ceilings_schema_is_the_query_output(store: Path) -> None:
+    """The empty rows given in place of the machine's other sources when the report's own peaks are read (the
+    default on an ncu run: no other run's files are listed) have the step's real columns and types."""
+    real = machine_ceilings(Store(store), _run(store, H100)).rows
+    assert real.num_rows > 0
+    assert real.schema.names == MACHINE_CEILINGS.names
+    assert [str(t) for t in real.schema.types] == [str(t) for t in MACHINE_CEILINGS.types]
 
 
 def test_all_marks_every_source_but_the_default_as_overlay(store: Path) -> None:

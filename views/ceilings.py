@@ -152,7 +152,11 @@ def run_roofs(store: Any, run_id: str | None, ceilings: str = "default") -> RunR
     run_id = store.resolve(run_id)
     machine = _by_run(con, run_id)
     report = fetch(con, "run_ceilings", filters={"run_id": run_id})
-    others = _machine_rows(con, machine)
+    # the report's own peaks win (default) or are asked for: no other run's ceilings are read, which would list
+    # every run of the store (7 s of an 8 s `rl roofline RUN` at 10,000 uncompacted runs)
+    none = _machine_rows(con, None)
+    own_only = ceilings in ("default", "report") and "ncu-report" in _present(report, none)
+    others = _machine_rows(con, None if own_only else machine)
     present = _present(report, others)
     primary = _primary(run_id, machine, ceilings, present)
     sources = present if ceilings == "all" else [primary] if primary else []
@@ -214,8 +218,27 @@ def _primary(run_id: str, machine: dict[str, Any], choice: str, present: list[st
     )
 
 
-def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
-    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`)."""
+#: The columns of step ``machine_ceilings`` with their Arrow types (tests/test_ceilings_choice.py checks them
+#: against the query's output): no row of it, when a run's own report peaks are all that is read.
+MACHINE_CEILINGS = pa.schema(
+    [
+        *[(c, pa.string()) for c in ("source", "ceiling", "kind")],
+        *[(c, pa.float64()) for c in ("value", "value_min", "value_max")],
+        ("unit", pa.string()),
+        ("clock_hz", pa.float64()),
+        ("n_rows", pa.int64()),
+        ("run_ids", pa.list_(pa.field("l", pa.string()))),  # DuckDB's name of a list's item
+        *[(c, pa.string()) for c in ("formula", "source_name")],
+        ("measured_at", pa.timestamp("us", tz="Etc/UTC")),
+    ]
+)
+
+
+def _machine_rows(con: Any, machine: dict[str, Any] | None) -> pa.Table:
+    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`); None: its columns
+    and no row, read from no file."""
+    if machine is None:
+        return MACHINE_CEILINGS.empty_table()
     params = {
         "run_id": machine["run_id"],
         "names": sorted(machine["names"]) or [""],
