@@ -58,9 +58,11 @@ def ingest(
     ] = None,
     merge: MergeOpt = False,
 ) -> None:
-    """Ingest Nsight Compute reports (.ncu-rep) and Nsight Systems exports (.sqlite, .nsys-rep), one run per file.
+    """Ingest profiles, one run per file: Nsight Compute reports (.ncu-rep) and CSV exports, Nsight Systems exports
+    (.sqlite, .nsys-rep, a parquetdir folder), ERT roofline.json, torch.profiler traces.
 
-    The format is detected from each file's first bytes. Re-ingesting the same file is a no-op unless --force.
+    The format is detected from each file's content (a parquetdir folder by its files). Re-ingesting the same file
+    is a no-op unless --force.
     """
     from rooflake.pipeline import expand_paths, ingest_paths
 
