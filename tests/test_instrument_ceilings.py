@@ -61,9 +61,11 @@ def test_measured_ceilings_are_stored_with_source_method_and_date(measured) -> N
         assert abs((datetime.now(timezone.utc) - r["measured_at"]).total_seconds()) < 600
         assert json.loads(r["details"])["threads"] in (1, 2)
     run_id = stdout.split()[-2]
-    labels = duckdb.execute(
-        "SELECT labels FROM read_parquet($f)", {"f": str(store / "runs" / "*" / "*.parquet")}
-    ).fetchone()[0]
+    ((labels,),) = (
+        duckdb.connect()  # its own connection: a result left open on the default one would fail a later test
+        .execute("SELECT labels FROM read_parquet($f)", {"f": str(store / "runs" / "*" / "*.parquet")})
+        .fetchall()
+    )
     assert labels["machine"] == "here" and labels["env.host"] == host
     assert run_id in stdout
 

@@ -318,12 +318,15 @@ def test_rl_profile_ncu_records_command_line_host_and_clock_control(tmp_path: Pa
     assert r.exit_code == 0, r.output
     status, run_id, report = r.stdout.splitlines()[-1].split()
     assert (status, report) == ("ingested", f"{rec}.ncu-rep")
-    row = duckdb.execute(
-        "SELECT run_id, command_line, host, gpu_name, labels FROM read_parquet($f)",
-        {"f": str(store / "runs" / "*" / "*.parquet")},
-    ).fetchone()
-    assert row is not None
-    rid, command_line, host, gpu, labels = row
+    # its own connection, every row fetched: a result left open on the default connection fails a later test
+    ((rid, command_line, host, gpu, labels),) = (
+        duckdb.connect()
+        .execute(
+            "SELECT run_id, command_line, host, gpu_name, labels FROM read_parquet($f)",
+            {"f": str(store / "runs" / "*" / "*.parquet")},
+        )
+        .fetchall()
+    )
     assert rid == run_id and gpu == "NVIDIA A10G"
     assert command_line == shlex.join(
         [str(ncu), "--set", "roofline", "--nvtx", "--target-processes", "all", "--clock-control", "none",
