@@ -140,29 +140,23 @@ def same_reads(path: Path) -> dict[str, str]:
     return out
 
 
-OURS = r"""
+# One reader's read + attribution in a fresh process: READER is nsys_sqlite or nsys_parquet (the same attribution
+# code behind both), IMPORTS what it needs imported before the clock, as pandas is for the baseline.
+_OURS = r"""
 import time
-import adbc_driver_sqlite, duckdb, pyarrow.parquet  # imported before the clock, as pandas is for the baseline
-from rooflake.ingest import nsys_sqlite
+import IMPORTS
+from rooflake.ingest import READER
 t0 = time.perf_counter()
-with nsys_sqlite.open_export({path!r}, run_id="x") as out:
+with READER.open_export({path!r}, run_id="x") as out:
     RESULT = {{"seconds": time.perf_counter() - t0, "kernels": out["kernels"].num_rows,
               "ranges": out["ranges"].num_rows}}
     RESULT["attributed"] = out["kernels"].con.execute(
         "SELECT count(*) FROM ops_out WHERE op_kind = 'kernel' AND path_id IS NOT NULL").fetchone()[0]
 """
-
-OURS_PARQUET = r"""
-import time
-import duckdb, pyarrow.parquet  # imported before the clock, as for the SQLite reader
-from rooflake.ingest import nsys_parquet
-t0 = time.perf_counter()
-with nsys_parquet.open_export({path!r}, run_id="x") as out:
-    RESULT = {{"seconds": time.perf_counter() - t0, "kernels": out["kernels"].num_rows,
-              "ranges": out["ranges"].num_rows}}
-    RESULT["attributed"] = out["kernels"].con.execute(
-        "SELECT count(*) FROM ops_out WHERE op_kind = 'kernel' AND path_id IS NOT NULL").fetchone()[0]
-"""
+OURS = _OURS.replace("READER", "nsys_sqlite").replace(
+    "IMPORTS", "adbc_driver_sqlite, duckdb, pyarrow.parquet"
+)
+OURS_PARQUET = _OURS.replace("READER", "nsys_parquet").replace("IMPORTS", "duckdb, pyarrow.parquet")
 
 INGEST = r"""
 import tempfile, time

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,15 +64,20 @@ def make_store(dst: Path, n_runs: int, tables: tuple[str, ...] = TABLES) -> list
     return ids
 
 
-def cached_store(n_runs: int) -> Path:
-    """A store of ``n_runs`` copies under :data:`CACHE`, built once (``.done`` marks a finished one)."""
-    dst = CACHE / f"runs{n_runs}"
+def _cached(name: str, make: Callable[[Path, int], object], n_runs: int) -> Path:
+    """``CACHE / name``, made by ``make(dst, n_runs)`` once (``.done`` marks a finished one)."""
+    dst = CACHE / name
     if not (dst / ".done").exists():
         shutil.rmtree(dst, ignore_errors=True)
         dst.mkdir(parents=True)
-        make_store(dst, n_runs)
+        make(dst, n_runs)
         (dst / ".done").write_text("")
     return dst
+
+
+def cached_store(n_runs: int) -> Path:
+    """A store of ``n_runs`` copies under :data:`CACHE`, built once."""
+    return _cached(f"runs{n_runs}", make_store, n_runs)
 
 
 def copy_store(src: Path, dst: Path) -> Path:
@@ -149,13 +155,7 @@ def make_compacted(dst: Path, n_runs: int, tables: tuple[str, ...] = TABLES) -> 
 
 def cached_compacted(n_runs: int) -> Path:
     """A compacted store of ``n_runs`` copies under :data:`CACHE` (:func:`make_compacted`), built once."""
-    dst = CACHE / f"runs{n_runs}-direct-compacted"
-    if not (dst / ".done").exists():
-        shutil.rmtree(dst, ignore_errors=True)
-        dst.mkdir(parents=True)
-        make_compacted(dst, n_runs)
-        (dst / ".done").write_text("")
-    return dst
+    return _cached(f"runs{n_runs}-direct-compacted", make_compacted, n_runs)
 
 
 if __name__ == "__main__":
