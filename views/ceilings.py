@@ -154,9 +154,9 @@ def run_roofs(store: Any, run_id: str | None, ceilings: str = "default") -> RunR
     report = fetch(con, "run_ceilings", filters={"run_id": run_id})
     # the report's own peaks win (default) or are asked for: no other run's ceilings are read, which would list
     # every run of the store (7 s of an 8 s `rl roofline RUN` at 10,000 uncompacted runs)
-    none = _machine_rows(con, None)
+    none = MACHINE_CEILINGS.empty_table()
     own_only = ceilings in ("default", "report") and "ncu-report" in _present(report, none)
-    others = _machine_rows(con, None if own_only else machine)
+    others = none if own_only else _machine_rows(con, machine)
     present = _present(report, others)
     primary = _primary(run_id, machine, ceilings, present)
     sources = present if ceilings == "all" else [primary] if primary else []
@@ -234,11 +234,8 @@ MACHINE_CEILINGS = pa.schema(
 )
 
 
-def _machine_rows(con: Any, machine: dict[str, Any] | None) -> pa.Table:
-    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`); None: its columns
-    and no row, read from no file."""
-    if machine is None:
-        return MACHINE_CEILINGS.empty_table()
+def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
+    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`)."""
     params = {
         "run_id": machine["run_id"],
         "names": sorted(machine["names"]) or [""],
