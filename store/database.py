@@ -401,22 +401,9 @@ class StoreCursor:
         return self._db
 
     def _run(self, run: Any) -> Any:
-        """``run()`` (which points the views, then runs a statement), run again after :meth:`Database.widen`
-        (a file whose columns differ from its table's first file: read by name) or :meth:`Database.stale` (on
-        object storage, a file deleted since the listing: list again, :meth:`Database.refresh`)."""
-        import duckdb
-
-        for attempt in range(RELIST + 1):
-            try:
-                return run()
-            except duckdb.Error as e:
-                if self._db.widen(e):
-                    continue
-                if attempt < RELIST and self._db.stale(e):
-                    self._db.refresh(self._con)
-                    continue
-                raise
-        return run()
+        """``run()`` (which points the views, then runs a statement) through :func:`_again`, reading by name after
+        :meth:`Database.widen` too."""
+        return _again(self._db, self._con, run, widen=True)
 
     def execute(self, query: Any, parameters: Any = None, *args: Any, **kwargs: Any) -> Any:
         """DuckDB's ``execute``, after pointing the views (returns the underlying cursor, as DuckDB does); run
@@ -471,19 +458,30 @@ def _check_planner(db: Database) -> bool:
     return probe is not None and probe.get("runs") == frozenset(["x"])
 
 
-def _point_first(db: Database, con: Any) -> None:
-    """Point the views of a new database: at no file when it prunes (each statement points them), else at every
-    file, over a new listing when a file of a store on object storage is gone (:meth:`Database.stale`)."""
+def _again(db: Database, con: Any, run: Any, *, widen: bool) -> Any:
+    """``run()``, run again (at most :data:`RELIST` times) over a new listing when a file of a store on object
+    storage is gone (:meth:`Database.stale`, :meth:`Database.refresh`), and with ``widen`` after
+    :meth:`Database.widen` (a file whose columns differ from its table's first file: read by name)."""
     import duckdb
 
     for attempt in range(RELIST + 1):
         try:
-            db.point(con, {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES))
-            return
+            return run()
         except duckdb.Error as e:
-            if attempt == RELIST or not db.stale(e):
-                raise
-            db.refresh(con)
+            if widen and db.widen(e):
+                continue
+            if attempt < RELIST and db.stale(e):
+                db.refresh(con)
+                continue
+            raise
+    return run()
+
+
+def _point_first(db: Database, con: Any) -> None:
+    """Point the views of a new database: at no file when it prunes (each statement points them), else at every
+    file, over a new listing when a file of a store on object storage is gone (:func:`_again`)."""
+    runs = {t: frozenset() for t in ALL_TABLES} if db.prune else dict.fromkeys(ALL_TABLES)
+    _again(db, con, lambda: db.point(con, runs), widen=False)
 
 
 def build(
