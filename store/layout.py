@@ -80,8 +80,13 @@ def has_files(root: Path, table: str) -> bool:
     return any((root / table).glob(f"run_id=*/{PART}"))
 
 
+#: the name of a writability probe starts so, then ``PID.TOKEN``; one left by a writer killed between writing and
+#: unlinking it is removed by :func:`rooflake.store.publish.clean_staging`
+PROBE = ".rooflake-probe."
+
+
 def _probe(base: Path) -> None:
-    probe = base / f".rooflake-probe.{os.getpid()}.{secrets.token_hex(4)}"
+    probe = base / f"{PROBE}{os.getpid()}.{secrets.token_hex(4)}"
     probe.write_bytes(b"")
     probe.unlink()
 

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from rooflake.schema import SCHEMA_VERSION, StoreError
 from rooflake.schema.duck import DuckTable
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, STAGING, ensure_root, partition
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, PROBE, STAGING, ensure_root, partition
 
 MANIFEST = "manifest"
 OLD = "old"
@@ -251,13 +251,19 @@ def publish(
 
 def clean_staging(root: Path) -> int:
     """Remove the staging folders of dead (or zombie) writers; one killed in the middle of a swap is rolled back
-    first (:func:`roll_back`). Returns how many folders were removed."""
+    first (:func:`roll_back`). Returns how many folders were removed. A dead writer's writability probe
+    (``.rooflake-probe.PID.TOKEN``, left when it was killed between writing and unlinking it) goes too."""
     d = root / STAGING
     if not d.is_dir():
         return 0
     n = 0
     with store_lock(root):
         for p in d.iterdir():
+            if p.name.startswith(PROBE):
+                pid = p.name[len(PROBE) :].split(".")[0]
+                if pid.isdigit() and not pid_alive(int(pid)):
+                    p.unlink(missing_ok=True)
+                continue
             parts = p.name.split(".")
             if len(parts) != 3 or not parts[1].isdigit() or pid_alive(int(parts[1])):
                 continue

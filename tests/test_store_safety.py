@@ -133,6 +133,21 @@ def test_force_reingest_killed_at_any_instant_never_hides_the_run(tmp_path: Path
     assert Store(root).doctor().num_rows == 0
 
 
+def test_clean_up_removes_the_writability_probe_of_a_killed_writer(tmp_path: Path) -> None:
+    """A writer killed between writing and unlinking its probe (ensure_root, every publish) left
+    `.staging/.rooflake-probe.PID.TOKEN`, which no clean-up removed (it made the test above fail now and then);
+    a live writer's probe stays."""
+    root = tmp_path / "store"
+    ingest_file(REPORT, root)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (root / ".staging" / f".rooflake-probe.{dead.pid}.0badc0de").write_bytes(b"")
+    live = root / ".staging" / f".rooflake-probe.{os.getpid()}.0badc0de"
+    live.write_bytes(b"")
+    Store(root).clean_staging()
+    assert [p.name for p in (root / ".staging").iterdir()] == [live.name]
+
+
 def test_a_new_run_killed_mid_swap_leaves_no_invisible_partition(tmp_path: Path) -> None:
     """A first ingest killed after moving some tables in, before its runs file: the clean-up removes them (they
     would otherwise sit invisible on disk, listed by doctor as unpublished)."""
