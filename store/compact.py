@@ -1,60 +1,135 @@
-"""Compaction: many small run partitions rewritten into one file per table, without changing any answer.
+"""Compaction: many small run partitions folded into a few compacted files per table, without changing any answer.
 
 Layout (DESIGN.md section 3)::
 
     STORE/<table>/run_id=<id>/part-0.parquet        what ingest writes: one file per run and table
-    STORE/<table>/compacted/part-<gen>.parquet      what `rl compact` writes: every compacted run, sorted by run_id
-    STORE/compacted.json                            the commit: generation, its files, the runs they hold
+    STORE/<table>/compacted/part-<gen>.parquet      what `rl compact` writes: one file per table and generation
+    STORE/compacted.json                            the commit: its generations (segments), their files, the runs
+
+Incremental. A compaction writes one new *generation* (a segment: one file per table, sorted by ``run_id``) holding
+only the runs published as partitions since the last one, and keeps the files of earlier generations as they are:
+its work is proportional to the new runs, not to the store (:func:`plan`). Generations pile up, so small ones are
+merged into the new one (size-tiered, by runs held): every generation holding at most :data:`MERGE_RATIO` times the
+runs the new one would hold is merged into it, smallest first, and never more than :data:`MAX_SEGMENTS` remain.
+Generations' sizes then fall geometrically from the oldest (largest) to the newest, so a store of ``n`` runs
+compacted ``k`` runs at a time holds at most ``log2(n / k) + 1`` generations (and :data:`MAX_SEGMENTS`), and each
+run is rewritten ``log2(n / k)`` times over its life, amortized. A run re-ingested with ``--force`` after it was
+compacted (its partitions win for every reader) makes its generation *dirty*: that generation is merged into the
+new one, without its stale rows.
 
 A run lives in exactly one place. While its ``runs/run_id=<id>/part-0.parquet`` exists it is read from its
 partitions (a fresh ingest, or a ``--force`` re-ingest of a compacted run); otherwise, if ``compacted.json`` names
-it, from the compacted files of that generation (the views' ``__published`` table, ``read_branch.sql``). So:
+it, from the compacted files (the views' ``__published`` table, ``read_branch.sql``). So, locally:
 
-1. the new compacted files are written under ``STORE/.staging/``, fsynced, and renamed into ``compacted/``;
-2. ``compacted.json`` is replaced atomically (write, fsync, rename): nothing visible changes yet, every compacted
-   run still has its ``runs`` partition, which wins;
-3. per compacted run, its ``runs`` partition is removed first (from then on its compacted rows are the ones read),
-   then its data partitions (left-overs no view reads, as their run has no ``runs`` partition);
-4. the files of older generations are removed.
+1. the new generation's files are written under ``STORE/.staging/``, fsynced, and renamed into ``compacted/``;
+2. ``compacted.json`` is replaced atomically (write, fsync, rename): nothing visible changes yet, every run folded
+   in still has its ``runs`` partition, which wins, and the merged generations' files are still there;
+3. the partitions of every compacted run are removed, every ``runs`` partition first (from then on the compacted
+   rows are the ones read), then the data partitions (left-overs no view reads, as their run has no ``runs``
+   partition);
+4. the files of the merged generations (and of a compaction killed before step 2) are removed.
 
-On object storage (``s3://``, :func:`compact_remote`) the same layout is written without rename or lock: the
-compacted files are uploaded under new names, ``compacted.json`` is put last (conditionally, over the manifest the
-listing read: that PUT is the commit), then the replaced partitions are deleted
-(:func:`rooflake.store.remote.commit_compaction`).
+One compaction per store at a time: a second one fails at once with a :class:`StoreError` naming the store and
+changes nothing (locally an exclusive ``flock`` on ``STORE/.compact.lock``, released by the kernel when its holder
+dies; on object storage :func:`remote_lock`). The rest holds the store's flock, so no ingest swaps a run in between
+(an ingest waits for it). A compaction killed anywhere leaves a store that answers as before: before step 2 the
+staged files are not named by the manifest; after it the next compaction finishes steps 3 and 4.
 
-Locally, all of it holds the store's flock, so no ingest swaps a run in between (an ingest waits for it). A compaction killed
-anywhere leaves a store that answers as before: before step 2 the staged files are not named by the manifest;
-after it the next compaction finishes steps 3 and 4. Compacted files are written like every other part (zstd, no
-float statistics: see :func:`rooflake.store.publish.stat_columns`), sorted by ``run_id`` in row groups of
-:data:`ROW_GROUP_ROWS` rows, so a one-run query skips the row groups of other runs by their statistics.
+On object storage (``s3://``, :func:`compact_remote`) the same layout is written without rename or flock: the lock
+is an object put only if none exists (``If-None-Match: *``), the new files are uploaded under new names, and
+``compacted.json`` is put last, only over the manifest the listing read (``If-Match`` its ETag): that PUT is the
+commit, so two compactions can never both commit over the same manifest. Then the folded partitions and the merged
+generations' files are deleted. Compacted files are written like every other part (zstd, no float statistics:
+:func:`rooflake.store.publish.stat_columns`), sorted by ``run_id`` in row groups of :data:`ROW_GROUP_ROWS` rows,
+so a one-run query skips the row groups of other runs by their statistics.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import shutil
+import socket
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, partition
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART
 
 MANIFEST = "compacted.json"
 COMPACTED = "compacted"
 ROW_GROUP_ROWS = 65_536
+#: a generation holding at most this many times the runs of the new one is merged into it
+MERGE_RATIO = 2
+#: at most this many generations (segments) of compacted files per table after a compaction
+MAX_SEGMENTS = 8
+#: the local compaction lock (flock) and the object holding it on object storage
+LOCK = ".compact.lock"
+#: a lock object on object storage older than this is taken over (its compaction was killed): one hour
+LOCK_STALE_S = 3600.0
+PKG = "rooflake.store"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One generation of compacted files: ``generation``, ``files`` (table -> paths relative to the store root),
+    ``n_runs`` (the runs it holds)."""
+
+    generation: str
+    files: dict[str, list[str]]
+    n_runs: int
 
 
 @dataclass(frozen=True)
 class Manifest:
-    """A committed compaction: ``generation`` (a sortable text), ``files`` (table -> paths relative to the store
-    root), ``runs`` (the run ids the files hold)."""
+    """A committed compaction: ``generation`` (of the last compaction, a sortable text), ``files`` (table -> paths
+    relative to the store root, of every segment), ``runs`` (the run ids the files hold), ``segments`` (the
+    generations; a manifest written before segments existed is one)."""
 
     generation: str = ""
     files: dict[str, list[str]] = field(default_factory=dict)
     runs: frozenset[str] = frozenset()
+    segments: tuple[Segment, ...] = ()
+
+    def parts(self) -> tuple[Segment, ...]:
+        """The segments (one holding every file for a manifest written before segments existed)."""
+        if self.segments or not self.files:
+            return self.segments
+        return (Segment(self.generation, self.files, len(self.runs)),)
+
+    @classmethod
+    def of(cls, generation: str, segments: tuple[Segment, ...], runs: frozenset[str]) -> Manifest:
+        """The manifest of ``segments`` (``files``: theirs, table by table)."""
+        files = {t: [f for s in segments for f in s.files.get(t, [])] for t in ALL_TABLES}
+        return cls(generation, {t: fs for t, fs in files.items() if fs}, runs, segments)
+
+
+def parse_manifest(raw: dict[str, Any]) -> Manifest:
+    """A :class:`Manifest` from ``compacted.json``'s JSON (with or without ``segments``)."""
+    files = {t: list(fs) for t, fs in raw["files"].items()}
+    segments = tuple(
+        Segment(str(s["generation"]), {t: list(fs) for t, fs in s["files"].items()}, int(s["runs"]))
+        for s in raw.get("segments", [])
+    )
+    return Manifest(str(raw["generation"]), files, frozenset(raw["runs"]), segments)
+
+
+def manifest_body(manifest: Manifest) -> dict[str, Any]:
+    """``compacted.json``'s JSON: ``generation``, ``files``, ``runs`` (what readers use: database.take_sources,
+    remote.read_compaction) and ``segments`` (each generation's files and number of runs: what compaction plans
+    with)."""
+    segments = [{"generation": s.generation, "files": s.files, "runs": s.n_runs} for s in manifest.parts()]
+    return {
+        "generation": manifest.generation,
+        "files": manifest.files,
+        "runs": sorted(manifest.runs),
+        "segments": segments,
+    }
 
 
 def read_manifest(root: Path) -> Manifest:
@@ -63,9 +138,7 @@ def read_manifest(root: Path) -> Manifest:
         raw = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Manifest()
-    return Manifest(
-        str(raw["generation"]), {t: list(fs) for t, fs in raw["files"].items()}, frozenset(raw["runs"])
-    )
+    return parse_manifest(raw)
 
 
 def compacted_runs(root: Path) -> frozenset[str]:
@@ -80,9 +153,8 @@ def write_manifest(root: Path, manifest: Manifest) -> None:
     from rooflake.store.publish import fsync_dir
 
     tmp = root / f".{MANIFEST}.{os.getpid()}"
-    body = {"generation": manifest.generation, "files": manifest.files, "runs": sorted(manifest.runs)}
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(body, f)
+        json.dump(manifest_body(manifest), f)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, root / MANIFEST)
@@ -92,29 +164,110 @@ def write_manifest(root: Path, manifest: Manifest) -> None:
 @dataclass(frozen=True)
 class CompactResult:
     """What one compaction did: ``runs`` (runs the compacted files hold), ``partitions_removed`` (run partition
-    folders deleted), ``files_before`` / ``files_after`` (Parquet files of the store), ``generation``."""
+    folders or files deleted), ``files_before`` / ``files_after`` (Parquet files of the store), ``generation`` (the
+    manifest's, unchanged when there was nothing to do), ``written`` (runs whose rows this compaction wrote: the
+    new ones and those of merged generations), ``merged`` (generations merged into the new one), ``segments``
+    (generations after it)."""
 
     runs: int
     partitions_removed: int
     files_before: int
     files_after: int
     generation: str
+    written: int = 0
+    merged: int = 0
+    segments: int = 0
 
 
-def _parquet_files(root: Path) -> int:
-    return sum(1 for t in ALL_TABLES if (root / t).is_dir() for _ in (root / t).glob("*/*.parquet"))
+# ---- planning -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """What a compaction writes: ``parts`` (runs read from their partitions: published since, or re-ingested),
+    ``merged`` (generations rewritten into the new one, their rows of ``parts`` runs skipped), ``kept`` (left
+    as they are). ``empty``: nothing to write."""
+
+    parts: frozenset[str]
+    merged: tuple[Segment, ...]
+    kept: tuple[Segment, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.parts and not self.merged
 
 
-def _write_table(con: Any, table: str, path: Path) -> int:
-    """Write every row of ``table``'s view, sorted by run, to ``path`` (zstd, no float statistics, row groups of
-    :data:`ROW_GROUP_ROWS`), streamed in batches; fsync. Returns the rows written (0: no file)."""
+def plan(manifest: Manifest, parts: frozenset[str], held: Callable[[Segment], frozenset[str]]) -> Plan:
+    """Which generations the next compaction merges (see the module docstring): those holding a run of ``parts``
+    (re-ingested since: ``held(segment)`` gives a segment's run ids, asked only then), then, smallest first, every
+    one holding at most :data:`MERGE_RATIO` times the runs the new generation holds so far, and more while over
+    :data:`MAX_SEGMENTS` would remain."""
+    segments = list(manifest.parts())
+    forced = parts & manifest.runs
+    if forced and len(segments) == 1:
+        dirty = segments
+    else:
+        dirty = [s for s in segments if forced and forced & held(s)]
+    rest = sorted((s for s in segments if s not in dirty), key=lambda s: (s.n_runs, s.generation))
+    size = len(parts - forced) + sum(s.n_runs for s in dirty)
+    merged = list(dirty)
+    while rest:
+        count = len(rest) + (1 if size else 0)
+        if (size and rest[0].n_runs <= MERGE_RATIO * size) or count > MAX_SEGMENTS:
+            size += rest[0].n_runs
+            merged.append(rest.pop(0))
+        else:
+            break
+    if len(merged) == 1 and not parts:  # one generation rewritten alone: nothing gained
+        return Plan(parts, (), tuple(segments))
+    kept = tuple(s for s in segments if s not in merged)
+    return Plan(parts, tuple(merged), kept)
+
+
+# ---- writing ------------------------------------------------------------------------------------------------
+def _connection(fs: Any = None) -> Any:
+    """A DuckDB connection with the typed empty stand-in of every table (``empty_table.sql``), reading through
+    the fsspec filesystem ``fs`` when given."""
+    import duckdb
+
+    from rooflake.schema import TABLES
+    from rooflake.schema.duck import duck_type, sql_template
+
+    con = duckdb.connect()
+    if fs is not None:
+        con.register_filesystem(fs)
+    for t in ALL_TABLES:
+        cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
+        con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
+    return con
+
+
+def _rows_sql(table: str, parts: list[str], merged: list[str]) -> str | None:
+    """``compact_rows.sql`` for ``table`` over partition files ``parts`` and merged compacted files ``merged``
+    (None: no file to read)."""
+    from rooflake.schema import TABLES
+    from rooflake.schema.duck import duck_type, sql_str, sql_template
+
+    branches = []
+    for name, files in (("compact_from_parts.sql", parts), ("compact_from_compacted.sql", merged)):
+        if files:
+            listed = "[" + ", ".join(f"'{sql_str(f)}'" for f in files) + "]"
+            branches.append(sql_template(PKG, name, files=listed))
+    if not branches:
+        return None
+    columns = ", ".join(f'CAST("{f.name}" AS {duck_type(f.type)}) AS "{f.name}"' for f in TABLES[table])
+    return sql_template(PKG, "compact_rows.sql", table=table, columns=columns, sources="\n".join(branches))
+
+
+def _write_table(con: Any, table: str, sql: str | None, path: Path) -> int:
+    """Write the rows of ``sql`` (:func:`_rows_sql`), sorted by run, to ``path`` (zstd, no float statistics, row
+    groups of :data:`ROW_GROUP_ROWS`), streamed in batches; fsync. Returns the rows written (0: no file)."""
     import pyarrow.parquet as pq
 
     from rooflake.schema import SCHEMA_VERSION, TABLES
-    from rooflake.schema.duck import sql_template
     from rooflake.store.publish import stat_columns
 
-    rel = con.sql(sql_template("rooflake.store", "compact_rows.sql", table=table))
+    if sql is None:
+        return 0
+    rel = con.sql(sql)
     reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(ROW_GROUP_ROWS)
     schema = TABLES[table].with_metadata(
         {**(TABLES[table].metadata or {}), b"rooflake.schema_version": SCHEMA_VERSION.encode()}
@@ -135,16 +288,68 @@ def _write_table(con: Any, table: str, path: Path) -> int:
     return rows
 
 
+def write_generation(
+    con: Any, the_plan: Plan, part_files: Callable[[str], list[str]], root: str, out: Path
+) -> dict[str, Path]:
+    """Write the new generation's file of every table into folder ``out`` (``<table>.parquet``): the partitions
+    of ``the_plan.parts`` (``part_files(table)``: their files) and the merged generations' files (relative to
+    ``root``, a path or URL) without their stale rows of those runs. Returns table -> file, tables with rows only.
+    Raises ``OSError`` or ``duckdb.Error`` when a file cannot be read or written."""
+    from rooflake.schema.duck import sql_file
+
+    con.execute(sql_file(PKG, "compact_parts.sql"), {"runs": sorted(the_plan.parts)})
+    staged = {}
+    for table in ALL_TABLES:
+        merged = [f"{root}/{f}" for s in the_plan.merged for f in s.files.get(table, [])]
+        sql = _rows_sql(table, part_files(table), merged)
+        if _write_table(con, table, sql, out / f"{table}.parquet"):
+            staged[table] = out / f"{table}.parquet"
+    return staged
+
+
+def _held_runs(path: str, fs: Any = None) -> frozenset[str]:
+    """The run ids in a compacted ``runs`` file (``path``: local, or ``bucket/key`` on ``fs``)."""
+    import pyarrow.parquet as pq
+
+    return frozenset(pq.read_table(path, columns=["run_id"], filesystem=fs).column(0).to_pylist())
+
+
+def _new_manifest(old: Manifest, the_plan: Plan, gen: str, staged: dict[str, Path], rows: int) -> Manifest:
+    """The manifest after writing generation ``gen`` (``staged`` tables; ``rows``: runs it holds)."""
+    files = {t: [f"{t}/{COMPACTED}/part-{gen}.parquet"] for t in staged}
+    segments = (*the_plan.kept, Segment(gen, files, rows)) if staged else the_plan.kept
+    return Manifest.of(gen, segments, old.runs | the_plan.parts)
+
+
+def _runs_written(staged: dict[str, Path]) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(staged["runs"]).metadata.num_rows if "runs" in staged else 0
+
+
+# ---- a local store ------------------------------------------------------------------------------------------
+def _parquet_files(root: Path) -> int:
+    return sum(1 for t in ALL_TABLES if (root / t).is_dir() for _ in (root / t).glob("*/*.parquet"))
+
+
+def _partition_runs(root: Path, table: str) -> list[str]:
+    """Ids of ``table``'s partition folders (one listing)."""
+    try:
+        names = os.listdir(root / table)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [n[7:] for n in names if n.startswith("run_id=")]
+
+
 def _remove_partitions(root: Path, runs: frozenset[str]) -> int:
-    """Delete the partitions of ``runs`` (compacted now): ``runs`` first, so each run is read from the compacted
-    files from then on, then its data partitions, which no view reads any more. Returns the folders removed."""
+    """Delete the partitions of ``runs`` (compacted now): every ``runs`` partition first, so each run is read from
+    the compacted files from then on, then the data partitions, which no view reads any more. One listing per
+    table (a store of 100,000 compacted runs has few folders). Returns the folders removed."""
     n = 0
-    for run_id in sorted(runs):
-        for table in ("runs", *DATA_TABLES):
-            folder = partition(root, table, run_id)
-            if folder.is_dir():
-                shutil.rmtree(folder)
-                n += 1
+    for table in ("runs", *DATA_TABLES):
+        for run_id in sorted(r for r in _partition_runs(root, table) if r in runs):
+            shutil.rmtree(root / table / f"run_id={run_id}")
+            n += 1
     return n
 
 
@@ -156,10 +361,97 @@ def _remove_old_files(root: Path, manifest: Manifest) -> None:
                 f.unlink()
 
 
+@contextlib.contextmanager
+def local_lock(root: Path) -> Iterator[None]:
+    """Hold the compaction lock of the store at ``root`` (an exclusive, non-blocking ``flock`` of
+    ``STORE/.compact.lock``, which names its holder). Raises :class:`StoreError` naming the store when another
+    compaction holds it."""
+    import fcntl
+
+    from rooflake.schema import StoreError
+
+    with open(root / LOCK, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise StoreError(
+                f"store {root}: another rl compact is running on it ({holder}); this one changed nothing"
+            ) from None
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(_holder())
+            f.flush()
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _holder() -> str:
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return f"pid {os.getpid()} on {socket.gethostname()}, since {stamp}"
+
+
+def _part_files(root: Path, runs: frozenset[str]) -> Callable[[str], list[str]]:
+    def files(table: str) -> list[str]:
+        return [str(p) for r in sorted(runs) if (p := root / table / f"run_id={r}" / PART).exists()]
+
+    return files
+
+
+def _compact_locked(root: Path, staging: Path) -> CompactResult:
+    """:func:`compact`'s work, holding both locks."""
+    from rooflake.store.publish import fsync_dir
+
+    before = _parquet_files(root)
+    old = read_manifest(root)
+    parts = frozenset(
+        r for r in _partition_runs(root, "runs") if (root / "runs" / f"run_id={r}" / PART).exists()
+    )
+    the_plan = plan(
+        old, parts, lambda s: _held_runs(str(root / s.files["runs"][0])) if "runs" in s.files else frozenset()
+    )
+    if the_plan.empty:  # nothing new; finish what a compaction killed after its commit left
+        removed = _remove_partitions(root, old.runs)
+        _remove_old_files(root, old)
+        return CompactResult(
+            len(old.runs), removed, before, _parquet_files(root), old.generation, 0, 0, len(old.parts())
+        )
+    gen = f"{time.time_ns():020d}"
+    stage = staging / f"compact.{os.getpid()}.{secrets.token_hex(4)}"
+    stage.mkdir()
+    try:
+        staged = write_generation(_connection(), the_plan, _part_files(root, parts), str(root), stage)
+        for table, path in staged.items():
+            dest = root / table / COMPACTED
+            dest.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest / f"part-{gen}.parquet")
+            fsync_dir(dest)
+        written = _runs_written({t: root / t / COMPACTED / f"part-{gen}.parquet" for t in staged})
+        manifest = _new_manifest(old, the_plan, gen, staged, written)
+        write_manifest(root, manifest)
+        removed = _remove_partitions(root, manifest.runs)
+        _remove_old_files(root, manifest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    n_seg = len(manifest.parts())
+    return CompactResult(
+        len(manifest.runs), removed, before, _parquet_files(root), gen, written, len(the_plan.merged), n_seg
+    )
+
+
 def compact(root: Path | str) -> CompactResult:
-    """Rewrite every published run of the store at ``root`` into one file per table (see the module docstring),
-    holding the store's flock; a URL (``s3://…``): :func:`compact_remote`. Every query answers as before. Raises
-    :class:`StoreError` when the store cannot be written (it is then as before)."""
+    """Fold the runs published as partitions since the last compaction of the store at ``root`` into a new
+    generation of compacted files, merging small generations into it (see the module docstring), holding the
+    compaction lock and the store's flock; a URL (``s3://…``): :func:`compact_remote`. Every query answers as
+    before. Raises :class:`StoreError` when another compaction of the store is running (nothing changes) or the
+    store cannot be written (it is then as before)."""
+    import duckdb
+
     from rooflake.schema import StoreError
 
     if isinstance(root, str):
@@ -168,39 +460,88 @@ def compact(root: Path | str) -> CompactResult:
         if is_url(root):
             return compact_remote(root)
         root = Path(root)
-    from rooflake.store import database
     from rooflake.store.layout import ensure_root
-    from rooflake.store.publish import fsync_dir, remove_stage, store_lock
+    from rooflake.store.publish import store_lock
 
     staging = ensure_root(root)
-    before = _parquet_files(root)
-    stage = staging / f"compact.{os.getpid()}.{secrets.token_hex(4)}"
     try:
-        with store_lock(root):
-            db = database.build(root)
-            db.union.update(
-                ALL_TABLES
-            )  # read every file by name: no guess, and streamed (never materialized)
-            runs = frozenset(db.sources.published)
-            generation = f"{time.time_ns():020d}"
-            stage.mkdir()
-            files: dict[str, list[str]] = {}
-            for table in ALL_TABLES:
-                if _write_table(db.cursor(), table, stage / f"{table}.parquet"):
-                    dest = root / table / COMPACTED
-                    dest.mkdir(parents=True, exist_ok=True)
-                    os.replace(stage / f"{table}.parquet", dest / f"part-{generation}.parquet")
-                    fsync_dir(dest)
-                    files[table] = [f"{table}/{COMPACTED}/part-{generation}.parquet"]
-            manifest = Manifest(generation, files, runs)
-            write_manifest(root, manifest)
-            removed = _remove_partitions(root, runs)
-            _remove_old_files(root, manifest)
-    except OSError as e:
-        raise StoreError(f"cannot compact store {root}: {e.strerror or e}") from e
+        with local_lock(root), store_lock(root):
+            return _compact_locked(root, staging)
+    except (OSError, duckdb.Error) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else " ".join(str(e).split())
+        raise StoreError(f"cannot compact store {root}: {why}") from e
+
+
+# ---- object storage -----------------------------------------------------------------------------------------
+def _raced(url: str) -> Exception:
+    from rooflake.schema import StoreError
+
+    return StoreError(
+        f"store {url}: another rl compact committed while this one ran; this one changed nothing "
+        "(run it again to fold in what is left)"
+    )
+
+
+def _remote_manifest(url: str) -> tuple[Manifest, str | None]:
+    """The committed manifest of the store at ``url`` and its ETag (None: never compacted)."""
+    from rooflake.store import remote
+
+    fs = remote.filesystem(url)
+    path = f"{url.split('://', 1)[1]}/{MANIFEST}"
+    with remote.store_errors(url):
+        try:  # the ETag first: if the manifest changes before it is read, a commit over this ETag fails
+            etag = str(fs.info(path, refresh=True)["ETag"])
+            raw = json.loads(fs.cat_file(path))
+        except FileNotFoundError:
+            return Manifest(), None
+    return parse_manifest(raw), etag
+
+
+def _take_lock(fs: Any, url: str, path: str, stale_after_s: float) -> str:
+    """Put the lock object ``path`` if none exists (``If-None-Match: *``), or over a stale one (``If-Match`` its
+    ETag: of two takers one wins). Returns its ETag. Raises :class:`StoreError` when another compaction holds it."""
+    from botocore.exceptions import ClientError
+
+    from rooflake.schema import StoreError
+
+    body = _holder().encode()
+    try:
+        fs.pipe_file(path, body, IfNoneMatch="*")
+    except (OSError, ClientError):
+        info = fs.info(path, refresh=True)
+        age = (datetime.now(timezone.utc) - info["LastModified"]).total_seconds()
+        holder = fs.cat_file(path).decode(errors="replace").strip() or "another process"
+        busy = StoreError(
+            f"store {url}: another rl compact is running on it ({holder}; lock object {url}/{LOCK}, taken over "
+            f"after {stale_after_s:.0f} s when its holder was killed); this one changed nothing"
+        )
+        if age <= stale_after_s:
+            raise busy from None
+        try:
+            fs.pipe_file(path, body, IfMatch=info["ETag"])
+        except (OSError, ClientError):
+            raise busy from None
+    return str(fs.info(path, refresh=True)["ETag"])
+
+
+@contextlib.contextmanager
+def remote_lock(url: str, stale_after_s: float = LOCK_STALE_S) -> Iterator[None]:
+    """Hold the compaction lock of the store on object storage at ``url``: the object ``STORE/.compact.lock``,
+    put only if none exists (S3's conditional write), naming its holder; one older than ``stale_after_s`` seconds
+    (a compaction killed) is taken over. Deleted on exit if it is still this one's. Raises :class:`StoreError`
+    naming the store when another compaction holds it."""
+    from rooflake.store import remote
+
+    fs = remote.filesystem(url)
+    path = f"{url.split('://', 1)[1]}/{LOCK}"
+    with remote.store_errors(url):
+        etag = _take_lock(fs, url, path, stale_after_s)
+    try:
+        yield
     finally:
-        remove_stage(stage)
-    return CompactResult(len(runs), removed, before, _parquet_files(root), generation)
+        with contextlib.suppress(Exception):  # taken over meanwhile: the taker's now
+            if str(fs.info(path, refresh=True)["ETag"]) == etag:
+                fs.rm_file(path)
 
 
 def _remote_files(snapshot: Any) -> int:
@@ -208,34 +549,105 @@ def _remote_files(snapshot: Any) -> int:
     return sum(len(fs) for fs in snapshot.files.values()) + sum(len(fs) for fs in snapshot.compacted.values())
 
 
-def compact_remote(url: str) -> CompactResult:
-    """Compact the store on object storage at ``url``: list it (:class:`rooflake.store.remote.Snapshot`), write
-    every table's rows as its view reads them, sorted by run, to a local temporary file each (as :func:`compact`
-    does), and publish them with :func:`rooflake.store.remote.commit_compaction` (the files, then
-    ``compacted.json`` as the commit, then the partitions it replaced are deleted). Ingests meanwhile are safe
-    (a run published or re-ingested after the listing keeps its partitions, which win); readers see the store
-    before or after (a reader whose listing went stale lists again: ``database.Database.refresh``). No lock
-    exists on object storage: run one compaction per store at a time; a second one that commits first makes this
-    one fail, changing nothing. Raises :class:`StoreError` when the store cannot be read or written."""
+def _put_manifest(fs: Any, url: str, manifest: Manifest, etag: str | None) -> None:
+    """Put ``compacted.json`` only over the one read (ETag ``etag``, or none). Raises :class:`StoreError` when
+    another compaction committed since."""
+    from botocore.exceptions import ClientError
+
+    cond = {"IfMatch": etag} if etag is not None else {"IfNoneMatch": "*"}
+    body = json.dumps(manifest_body(manifest)).encode()
+    try:
+        fs.pipe_file(f"{url.split('://', 1)[1]}/{MANIFEST}", body, **cond)
+    except (OSError, ClientError) as e:
+        if _remote_manifest(url)[1] != etag:
+            raise _raced(url) from e
+        raise
+
+
+def _commit_remote(
+    url: str, snapshot: Any, manifest: Manifest, staged: dict[str, Path], etag: str | None, old: Plan
+) -> int:
+    """Upload the new generation's files, put the manifest (the commit), then delete the folded partitions of the
+    generation the snapshot saw (``runs`` files first: a newer one, a ``--force`` since, stays and wins) and the
+    merged generations' files. On failure before the commit its uploads are deleted. Returns files deleted."""
+    from rooflake.store import remote
+
+    fs = remote.filesystem(url)
+    base = url.split("://", 1)[1]
+    uploaded: list[str] = []
+    done = False
+    with remote.store_errors(url):
+        try:
+            for t, local in staged.items():
+                uploaded.append(f"{base}/{t}/{COMPACTED}/part-{manifest.generation}.parquet")
+                fs.put_file(str(local), uploaded[-1])
+            _put_manifest(fs, url, manifest, etag)
+            done = True
+        finally:
+            if not done and uploaded:
+                with contextlib.suppress(Exception):
+                    fs.rm(uploaded)
+        runs_files = [snapshot.files["runs"][r] for r in sorted(old.parts)]
+        data = [
+            snapshot.files[t][r] for t in DATA_TABLES for r in sorted(old.parts) if r in snapshot.files[t]
+        ]
+        merged = [f"{base}/{f}" for s in old.merged for fs_ in s.files.values() for f in fs_]
+        for batch in (runs_files, data, merged):
+            if batch:
+                with contextlib.suppress(FileNotFoundError):
+                    fs.rm(batch)
+    return len(runs_files) + len(data)
+
+
+def _compact_remote_locked(url: str) -> CompactResult:
+    """:func:`compact_remote`'s work, holding the lock object."""
     import tempfile
 
     import duckdb
 
     from rooflake.schema import StoreError
-    from rooflake.store import database, remote
+    from rooflake.store import remote
 
     snapshot = remote.Snapshot.take(url)
+    old, etag = _remote_manifest(url)
+    if etag != snapshot.compaction.etag:
+        raise _raced(url)
+    fs = remote.filesystem(url)
+    base = url.split("://", 1)[1]
     before = _remote_files(snapshot)
+    parts = frozenset(snapshot.files["runs"])
+    the_plan = plan(old, parts, lambda s: _held_runs(f"{base}/{s.files['runs'][0]}", fs))
+    if the_plan.empty:
+        return CompactResult(len(old.runs), 0, before, before, old.generation, 0, 0, len(old.parts()))
+
+    def part_files(table: str) -> list[str]:
+        return [snapshot.files[table][r] for r in sorted(parts) if r in snapshot.files[table]]
+
     with tempfile.TemporaryDirectory(prefix="rooflake-compact-") as tmp:
-        staged: dict[str, Path] = {}
         try:
-            db = database.build(snapshot)
-            db.union.update(ALL_TABLES)  # read every file by name, streamed
-            for table in ALL_TABLES:
-                if _write_table(db.cursor(), table, Path(tmp) / f"{table}.parquet"):
-                    staged[table] = Path(tmp) / f"{table}.parquet"
+            staged = write_generation(_connection(fs), the_plan, part_files, url, Path(tmp))
         except (OSError, duckdb.Error) as e:
+            if _remote_manifest(url)[1] != etag:
+                raise _raced(url) from e
             raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
-        generation, removed = remote.commit_compaction(url, snapshot, staged)
+        written = _runs_written(staged)
+        manifest = _new_manifest(old, the_plan, remote.new_generation(), staged, written)
+        removed = _commit_remote(url, snapshot, manifest, staged, etag, the_plan)
     after = _remote_files(remote.Snapshot.take(url))
-    return CompactResult(len(snapshot.published()), removed, before, after, generation)
+    n_seg = len(manifest.parts())
+    return CompactResult(
+        len(manifest.runs), removed, before, after, manifest.generation, written, len(the_plan.merged), n_seg
+    )
+
+
+def compact_remote(url: str, stale_after_s: float = LOCK_STALE_S) -> CompactResult:
+    """Compact the store on object storage at ``url`` (see the module docstring): take the lock object, list the
+    store (:class:`rooflake.store.remote.Snapshot`), write the new generation's rows to local temporary files (as
+    :func:`compact` does), upload them, put ``compacted.json`` over the manifest listed (the commit), then delete
+    the partitions it folded in and the generations it merged. Ingests meanwhile are safe (a run published or
+    re-ingested after the listing keeps its partitions, which win); readers see the store before or after (a
+    reader whose listing went stale lists again: ``database.Database.refresh``). Raises :class:`StoreError` naming
+    the store when another compaction holds the lock or committed meanwhile (nothing changed), or when the store
+    cannot be read or written."""
+    with remote_lock(url, stale_after_s):
+        return _compact_remote_locked(url)

@@ -1,5 +1,12 @@
--- compact_rows: every row a store table's view shows (published runs, each from where it lives), sorted by run,
--- for `rl compact` to write into one file (store/compact.py).
--- Template slot (filled by Python): {table} = a table name of rooflake.schema.TABLES.
--- Columns: those of the table (rooflake.schema.TABLES), `run_id` first.
-SELECT * FROM {table} ORDER BY run_id
+-- compact_rows: the rows `rl compact` writes into one new compacted file of a store table (store/compact.py): the
+-- partitions of the runs folded in now, and the compacted files of the generations merged into the new one (minus
+-- the runs re-ingested since, whose partitions are the rows read), sorted by run.
+-- Template slots (filled by Python): {table} = a table name of rooflake.schema.TABLES; {columns} = its declared
+-- columns, each cast to its declared type; {sources} = one or more `UNION ALL BY NAME` branches
+-- (compact_from_parts.sql, compact_from_compacted.sql), so a column an older file lacks reads as NULL.
+-- Columns: those of the table (rooflake.schema.TABLES, units in the names), `run_id` first.
+SELECT {columns} FROM (
+    SELECT * FROM __empty_{table}
+    {sources}
+)
+ORDER BY run_id
