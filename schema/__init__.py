@@ -18,7 +18,9 @@ from rooflake.schema.errors import (
 if TYPE_CHECKING:
     from rooflake.schema.tables import (
         CEILINGS,
+        COLUMNS,
         COVERAGE,
+        DESCRIPTIONS,
         ESTIMATES,
         KERNELS,
         MEMOPS,
@@ -27,12 +29,15 @@ if TYPE_CHECKING:
         RUNS,
         SCHEMA_VERSION,
         TABLES,
+        Column,
     )
 
 _TABLE_NAMES = frozenset(
     (
         "CEILINGS",
+        "COLUMNS",
         "COVERAGE",
+        "DESCRIPTIONS",
         "ESTIMATES",
         "KERNELS",
         "MEMOPS",
@@ -41,12 +46,15 @@ _TABLE_NAMES = frozenset(
         "RUNS",
         "SCHEMA_VERSION",
         "TABLES",
+        "Column",
     )
 )
 
 
 def __getattr__(name: str) -> Any:
-    """The table schemas load on first use (they import pyarrow): ``rl --help`` imports only the error classes."""
+    """The table declarations load on first use: ``rl --help`` imports only the error classes. ``COLUMNS``,
+    ``DESCRIPTIONS`` and ``Column`` are plain data; ``TABLES`` and ``RUNS``, ``KERNELS``, ... are pyarrow schemas
+    (importing pyarrow)."""
     if name in _TABLE_NAMES:
         from rooflake.schema import tables
 
@@ -56,7 +64,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CEILINGS",
+    "COLUMNS",
     "COVERAGE",
+    "DESCRIPTIONS",
     "ESTIMATES",
     "MEMOPS",
     "RANGES",
@@ -65,6 +75,7 @@ __all__ = [
     "RUNS",
     "SCHEMA_VERSION",
     "TABLES",
+    "Column",
     "InputError",
     "OutputError",
     "QueryError",

@@ -1,16 +1,18 @@
 """Arrow ↔ DuckDB helpers shared by the readers (``rooflake.ingest``) and the store (``rooflake.store``).
 
-- :func:`duck_type`: the DuckDB type of an Arrow type of our schemas.
+- :func:`duck_type`, :func:`arrow_type`: the DuckDB type of an Arrow type of our schemas, and back.
 - :func:`conform_select`: a select list giving exactly a schema's columns, in order.
 - :class:`DuckTable`: a table of one run that is still a query in a reader's DuckDB connection (streamed to
   Parquet by DuckDB, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
-- :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``.
+- :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``; :func:`fetch_rows`: the same as
+  Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14).
 - :func:`sql_literal`, :func:`sql_str`: Python values as DuckDB literals (for SQL text that cannot take bound
   parameters: select lists, file lists of views).
 - :func:`sql_file`, :func:`sql_template`: the text of a ``.sql`` file shipped in one of our packages, with its
   ``{slot}`` placeholders filled.
 
-The SQL these helpers run lives in ``schema/*.sql`` (``copy_parquet``, ``one_row``).
+The SQL these helpers run lives in ``schema/*.sql`` (``copy_parquet``, ``one_row``). pyarrow is imported inside
+the helpers that need it: importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import datetime
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # DuckTable's Parquet row groups: bounded memory for rows with long names (150k nsys kernels with their names, 2
 # threads: +104 MB while writing with 16k-row groups, +55 MB with 4k)
@@ -48,6 +51,8 @@ def sql_template(package: str, name: str, /, **slots: str) -> str:
 def duck_type(t: pa.DataType) -> str:
     """DuckDB type of an Arrow type of our schemas (strings, integers, floats, timestamps, lists, maps). Raises
     ``TypeError`` for another type."""
+    import pyarrow as pa
+
     if pa.types.is_string(t):
         return "VARCHAR"
     if pa.types.is_int64(t):
@@ -63,6 +68,30 @@ def duck_type(t: pa.DataType) -> str:
     if pa.types.is_map(t):
         return f"MAP({duck_type(t.key_type)}, {duck_type(t.item_type)})"
     raise TypeError(f"no DuckDB type for {t}")
+
+
+def arrow_type(t: str) -> pa.DataType:
+    """The Arrow type of a DuckDB type as :func:`duck_type` spells it (``VARCHAR``, ``BIGINT``, ``UBIGINT``,
+    ``DOUBLE``, ``TIMESTAMPTZ`` (microseconds, UTC), ``TIMESTAMP``, ``X[]``, ``MAP(K, V)``), so that
+    ``duck_type(arrow_type(t)) == t``. Raises ``TypeError`` for another type."""
+    import pyarrow as pa
+
+    scalars = {
+        "VARCHAR": pa.string(),
+        "BIGINT": pa.int64(),
+        "UBIGINT": pa.uint64(),
+        "DOUBLE": pa.float64(),
+        "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+        "TIMESTAMP": pa.timestamp("us"),
+    }
+    if t in scalars:
+        return scalars[t]
+    if t.endswith("[]"):
+        return pa.list_(arrow_type(t[:-2]))
+    if t.startswith("MAP(") and t.endswith(")") and t.count(", ") == 1:
+        key, item = t[4:-1].split(", ")
+        return pa.map_(arrow_type(key), arrow_type(item))
+    raise TypeError(f"no Arrow type for DuckDB type {t}")
 
 
 def conform_select(schema: pa.Schema, exprs: dict[str, str]) -> str:
@@ -89,6 +118,8 @@ def sql_literal(v: Any, t: pa.DataType) -> str:
     """``v`` as a DuckDB literal (cast to the column's type ``t`` by :func:`conform_select`): None, bool, int,
     float, str, datetime, a dict or list of (key, value) pairs for a map type, a list or tuple for a list type.
     Raises ``TypeError`` for another value type."""
+    import pyarrow as pa
+
     if v is None:
         return "NULL"
     if isinstance(v, bool):
@@ -111,9 +142,58 @@ def sql_literal(v: Any, t: pa.DataType) -> str:
     raise TypeError(f"no SQL literal for {type(v).__name__}")
 
 
+class Rows(NamedTuple):
+    """A query's result as DuckDB's Python client gives it, without pyarrow: ``names`` (the columns, in order),
+    ``types`` (DuckDB's type objects, ``duckdb.sqltypes.DuckDBPyType``: ``str()`` gives ``BIGINT``, ``DOUBLE``,
+    ``MAP(VARCHAR, VARCHAR)``, ...; ``.id`` and ``.children`` their structure),
+    ``rows`` (tuples of Python values: int, float, str, Decimal, datetime, date, list, dict for a struct or a map,
+    None for NULL), ``zone`` (the IANA time zone of the ``TIMESTAMP WITH TIME ZONE`` columns, whose values are
+    naive datetimes in that zone; empty when there are none)."""
+
+    names: tuple[str, ...]
+    types: tuple[Any, ...]
+    rows: list[tuple[Any, ...]]
+    zone: str = ""
+
+
+#: DuckDB's name of TIMESTAMPTZ in a relation's types
+TIMESTAMPTZ = "TIMESTAMP WITH TIME ZONE"
+
+
+def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows:
+    """Run ``sql`` with named ``params`` on DuckDB connection ``con``; the result as :class:`Rows` (no columns for
+    statements without a result). Imports no pyarrow: a terminal table needs none (issue 14). DuckDB's client
+    needs pytz for time-zone-aware values, so a ``TIMESTAMP WITH TIME ZONE`` column comes as the naive local time
+    in the connection's zone (``Rows.zone``, ``time_zone.sql``) and any other type holding a time zone as its
+    text. Raises ``duckdb.Error``."""
+    rel = con.sql(sql, params=params or None)
+    if rel is None:
+        return Rows((), (), [])
+    names = tuple(rel.columns)
+    types = tuple(rel.types)
+    zone = ""
+    if any("TIME ZONE" in str(t) for t in types):
+        zone = str(con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0])
+        rel = rel.project(
+            ", ".join(
+                f"CAST({_quoted(n)} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'}) AS {_quoted(n)}"
+                if "TIME ZONE" in str(t)
+                else _quoted(n)
+                for n, t in zip(names, types, strict=True)
+            )
+        )
+    return Rows(names, types, rel.fetchall(), zone)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.Table:
     """Run ``sql`` with named ``params`` on DuckDB connection ``con``; the result as a ``pyarrow.Table``
     (empty for statements without a result). Raises ``duckdb.Error``."""
+    import pyarrow as pa
+
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return pa.table({})

@@ -1,36 +1,71 @@
 """Schemas of every table in the store, declared as data.
 
-Each field carries metadata: ``unit`` (base units: ns, byte, FLOP, FLOP/s, byte/s, Hz, or empty),
-``description`` and ``source`` (the raw metric or API call it comes from). Column names carry their unit
-(``duration_ns``, ``bytes_dram``, ``flops_fp32``). The schema version is written into every Parquet file's
-key-value metadata as ``rooflake.schema_version``.
+Each column (:class:`Column`) has a name, a DuckDB type, a ``unit`` (base units: ns, byte, FLOP, FLOP/s, byte/s,
+Hz, or empty), a ``description`` and a ``source`` (the raw metric or API call it comes from). Column names carry
+their unit (``duration_ns``, ``bytes_dram``, ``flops_fp32``). The schema version is written into every Parquet
+file's key-value metadata as ``rooflake.schema_version``.
+
+:data:`COLUMNS` (table -> its columns, in order) and :data:`DESCRIPTIONS` are plain Python: the store's DuckDB
+views are typed from them without importing pyarrow (``rl sql`` and ``rl runs`` start without it, issue 14). The
+pyarrow schemas the writers use (:data:`TABLES`, :data:`RUNS`, :data:`KERNELS`, ...; each field's metadata holds
+``unit``, ``description``, ``source``) are built from the same declaration on first use
+(:func:`arrow_schemas`).
 """
 
 from __future__ import annotations
 
-import pyarrow as pa
+import functools
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    RUNS: pa.Schema
+    KERNELS: pa.Schema
+    METRICS: pa.Schema
+    CEILINGS: pa.Schema
+    RANGES: pa.Schema
+    MEMOPS: pa.Schema
+    COVERAGE: pa.Schema
+    ESTIMATES: pa.Schema
+    TABLES: dict[str, pa.Schema]
 
 SCHEMA_VERSION = "1"
 
-# (name, type, unit, description, source)
-_Col = tuple[str, pa.DataType, str, str, str]
-
-_STR = pa.string()
-_I64 = pa.int64()
-_F64 = pa.float64()
-_TS = pa.timestamp("us", tz="UTC")
-_LABELS = pa.map_(pa.string(), pa.string())
-
-
-def _schema(cols: list[_Col], doc: str) -> pa.Schema:
-    fields = [
-        pa.field(name, typ, metadata={"unit": unit, "description": desc, "source": src})
-        for name, typ, unit, desc, src in cols
-    ]
-    return pa.schema(fields, metadata={"description": doc, "rooflake.schema_version": SCHEMA_VERSION})
+# DuckDB types, spelled as rooflake.schema.duck.duck_type spells the Arrow types they map to (arrow_type)
+_STR = "VARCHAR"
+_I64 = "BIGINT"
+_U64 = "UBIGINT"
+_F64 = "DOUBLE"
+_TS = "TIMESTAMPTZ"  # Arrow: timestamp[us, tz=UTC]
+_LABELS = "MAP(VARCHAR, VARCHAR)"
+_STRS = "VARCHAR[]"
+_F64S = "DOUBLE[]"
 
 
-RUNS = _schema(
+class Column(NamedTuple):
+    """One declared column: ``name``, ``type`` (DuckDB), ``unit``, ``description``, ``source``."""
+
+    name: str
+    type: str
+    unit: str
+    description: str
+    source: str
+
+
+#: table -> its declared columns, in order (what every Parquet file of the table and its DuckDB view hold)
+COLUMNS: dict[str, tuple[Column, ...]] = {}
+#: table -> what one row of it is
+DESCRIPTIONS: dict[str, str] = {}
+
+
+def _declare(table: str, cols: list[tuple[str, str, str, str, str]], doc: str) -> None:
+    COLUMNS[table] = tuple(Column(*c) for c in cols)
+    DESCRIPTIONS[table] = doc
+
+
+_declare(
+    "runs",
     [
         ("run_id", _STR, "", "first 16 hex digits of the SHA-256 of the source file", "sha256(file)"),
         ("source_path", _STR, "", "absolute path of the ingested file", "argument"),
@@ -85,7 +120,8 @@ RUNS = _schema(
     "One row per ingested source file.",
 )
 
-KERNELS = _schema(
+_declare(
+    "kernels",
     [
         ("run_id", _STR, "", "run the kernel belongs to", "runs.run_id"),
         ("kernel_id", _I64, "", "0-based index of the kernel launch in the run (report order)", "ingest"),
@@ -131,7 +167,7 @@ KERNELS = _schema(
         ),
         (
             "nvtx_stack",
-            pa.list_(_STR),
+            _STRS,
             "",
             "open push/pop range names, outermost first",
             "IAction.nvtx_state",
@@ -174,7 +210,7 @@ KERNELS = _schema(
         ),
         (
             "nvtx_start_end",
-            pa.list_(_STR),
+            _STRS,
             "",
             "start/end ranges open in the process at launch time",
             "NVTX_EVENTS",
@@ -232,7 +268,7 @@ KERNELS = _schema(
         ),
         (
             "flags",
-            pa.list_(_STR),
+            _STRS,
             "",
             "physics/data flags: nan_duration, nan_metrics, zero_peak, ...; nsys rows: null_start, reversed_time "
             "(end < start), negative_time, duplicate_correlation_id, duplicate_launch_call",
@@ -250,7 +286,8 @@ KERNELS = _schema(
     "One row per profiled kernel launch (ncu action).",
 )
 
-METRICS = _schema(
+_declare(
+    "metrics",
     [
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("kernel_id", _I64, "", "kernel", "kernels.kernel_id"),
@@ -265,24 +302,24 @@ METRICS = _schema(
             "IMetric.value",
         ),
         ("value_string", _STR, "", "string value (NULL for numeric metrics)", "IMetric.value"),
-        ("value_uint64", pa.uint64(), "", "exact integer value for uint32/uint64 kinds", "IMetric.value"),
+        ("value_uint64", _U64, "", "exact integer value for uint32/uint64 kinds", "IMetric.value"),
         (
             "instance_values",
-            pa.list_(_F64),
+            _F64S,
             "",
             "per-instance numeric values of instanced metrics",
             "IMetric.value(i)",
         ),
         (
             "instance_strings",
-            pa.list_(_STR),
+            _STRS,
             "",
             "per-instance string values of instanced metrics",
             "IMetric.value(i)",
         ),
         (
             "instance_ids",
-            pa.list_(_STR),
+            _STRS,
             "",
             "correlation ids of the instances as text (PCs in decimal, opcode names), where present",
             "IMetric.correlation_ids",
@@ -291,7 +328,8 @@ METRICS = _schema(
     "Every metric of every kernel, long format, lossless.",
 )
 
-CEILINGS = _schema(
+_declare(
+    "ceilings",
     [
         ("run_id", _STR, "", "run the ceiling was derived from", "runs.run_id"),
         (
@@ -347,7 +385,8 @@ CEILINGS = _schema(
     "Machine ceilings (roofs): peak bandwidth per memory level and peak FLOP/s per pipe.",
 )
 
-RANGES = _schema(
+_declare(
+    "ranges",
     [
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("range_id", _I64, "", "id in the run: the event's row id in the export", "NVTX_EVENTS.rowid"),
@@ -390,7 +429,7 @@ RANGES = _schema(
         ),
         (
             "flags",
-            pa.list_(_STR),
+            _STRS,
             "",
             "suspicious source rows: null_start, reversed_time (end < start), negative_time; a push/pop range "
             "with null_start or reversed_time is left out of the nesting (depth NULL); [] when none",
@@ -408,7 +447,8 @@ RANGES = _schema(
     "NVTX ranges and marks (Nsight Systems; torch.profiler CPU ops, record_function and module scopes).",
 )
 
-MEMOPS = _schema(
+_declare(
+    "memops",
     [
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("op_id", _I64, "", "0-based id in the run, in start order", "ingest"),
@@ -426,12 +466,12 @@ MEMOPS = _schema(
         ("launch_thread", _I64, "", "thread of the API call", "runtime/driver API row"),
         ("launch_start_ns", _I64, "ns", "CPU time of the API call", "runtime/driver API row"),
         ("nvtx_path", _STR, "", "as kernels.nvtx_path", "ingest"),
-        ("nvtx_stack", pa.list_(_STR), "", "as kernels.nvtx_stack", "ingest"),
+        ("nvtx_stack", _STRS, "", "as kernels.nvtx_stack", "ingest"),
         ("nvtx_domain", _STR, "", "as kernels.nvtx_domain", "ingest"),
         ("attribution", _STR, "", "as kernels.attribution", "ingest"),
         (
             "flags",
-            pa.list_(_STR),
+            _STRS,
             "",
             "suspicious source rows: null_start, reversed_time (end < start), negative_time, "
             "duplicate_correlation_id, duplicate_launch_call (as kernels.flags); [] when none",
@@ -441,7 +481,8 @@ MEMOPS = _schema(
     "GPU memory copies and sets (Nsight Systems): they count in GPU time shares.",
 )
 
-COVERAGE = _schema(
+_declare(
+    "coverage",
     [
         ("run_id", _STR, "", "run", "runs.run_id"),
         ("device_id", _I64, "", "device (shares are per device)", "deviceId"),
@@ -466,7 +507,8 @@ COVERAGE = _schema(
     "NVTX attribution coverage of each run: which GPU work lies under a range, and why the rest does not.",
 )
 
-ESTIMATES = _schema(
+_declare(
+    "estimates",
     [
         ("run_id", _STR, "", "run (source_format 'torch-model')", "runs.run_id"),
         ("op_id", _I64, "", "0-based order of the op in the traced step", "estimate"),
@@ -487,8 +529,8 @@ ESTIMATES = _schema(
             "dtype of the op's first floating-point input (float32, bfloat16, ...)",
             "tensor",
         ),
-        ("input_shapes", pa.list_(_STR), "", "shape of each tensor input, e.g. '1x3x224x224'", "tensor"),
-        ("output_shapes", pa.list_(_STR), "", "shape of each tensor output", "tensor"),
+        ("input_shapes", _STRS, "", "shape of each tensor input, e.g. '1x3x224x224'", "tensor"),
+        ("output_shapes", _STRS, "", "shape of each tensor output", "tensor"),
         (
             "flops",
             _F64,
@@ -532,13 +574,39 @@ ESTIMATES = _schema(
     "Analytic per-op estimates of a model (modelled, not measured): FLOPs, compulsory bytes, DeLTA-style traffic.",
 )
 
-TABLES: dict[str, pa.Schema] = {
-    "runs": RUNS,
-    "kernels": KERNELS,
-    "metrics": METRICS,
-    "ceilings": CEILINGS,
-    "ranges": RANGES,
-    "memops": MEMOPS,
-    "coverage": COVERAGE,
-    "estimates": ESTIMATES,
-}
+
+#: the module attributes that are pyarrow schemas (built on first use), and the table each is
+_ARROW_NAMES = {name.upper(): name for name in COLUMNS}
+
+
+@functools.cache
+def arrow_schemas() -> dict[str, pa.Schema]:
+    """``{table: pyarrow.Schema}`` of every table, from :data:`COLUMNS` (types by
+    :func:`rooflake.schema.duck.arrow_type`; field metadata ``unit``, ``description``, ``source``; schema metadata
+    ``description`` and ``rooflake.schema_version``). Built once; imports pyarrow."""
+    import pyarrow as pa
+
+    from rooflake.schema.duck import arrow_type
+
+    out = {}
+    for table, cols in COLUMNS.items():
+        fields = [
+            pa.field(
+                c.name,
+                arrow_type(c.type),
+                metadata={"unit": c.unit, "description": c.description, "source": c.source},
+            )
+            for c in cols
+        ]
+        meta = {"description": DESCRIPTIONS[table], "rooflake.schema_version": SCHEMA_VERSION}
+        out[table] = pa.schema(fields, metadata=meta)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    """``TABLES`` and the per-table schemas (``RUNS``, ``KERNELS``, ...): pyarrow schemas, built on first use."""
+    if name == "TABLES":
+        return arrow_schemas()
+    if name in _ARROW_NAMES:
+        return arrow_schemas()[_ARROW_NAMES[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
