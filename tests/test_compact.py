@@ -4,17 +4,24 @@ atomic publish and --force still correct, a killed compaction harmless."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from test_pruning import REPORTS, copy_runs, named_answers
 
 from rooflake.cli import app
 from rooflake.pipeline import ingest_paths
 from rooflake.store import Store, compact
+from rooflake.store.layout import PART
 
 from _support import FIXTURES, fixture
 
+CLI = "from rooflake.cli import main; main()"
 NSYS = FIXTURES / "nsys" / "NVIDIA__Fuser__report1@da819b5f.sqlite"
 
 
@@ -125,3 +132,169 @@ def test_rl_compact(store) -> None:
     assert f"{len(runs)} runs compacted" in r.stdout
     r = CliRunner().invoke(app, ["sql", "SELECT count(*) AS n FROM runs", "--store", str(root), "-f", "json"])
     assert r.stdout.strip() == f'[{{"n": {len(runs)}}}]'
+
+
+# ---- incremental compaction (issue 15) --------------------------------------------------------------------------
+EXTRA = "LakshyaSingh354__CudaCode__gemm__reps__naive"  # a real report the store does not hold yet
+
+
+def more_runs(src: Path, dst: Path, n: int, prefix: str) -> list[str]:
+    """``n`` more copies of ``src``'s runs in ``dst`` under ids ``<prefix>…`` (every table), as copy_runs does."""
+    ids = []
+    for rid in copy_runs(src, dst / f".tmp-{prefix}", n):
+        new = prefix + rid[len(prefix) :]
+        for part in (dst / f".tmp-{prefix}").glob(f"*/run_id={rid}"):
+            tab = pq.read_table(part / PART)
+            tab = tab.set_column(
+                tab.schema.get_field_index("run_id"), "run_id", pa.array([new] * tab.num_rows)
+            )
+            out = dst / part.parent.name / f"run_id={new}"
+            out.mkdir(parents=True)
+            pq.write_table(tab, out / PART)
+        ids.append(new)
+    shutil.rmtree(dst / f".tmp-{prefix}")
+    return ids
+
+
+def kernels_files(root: Path) -> dict[str, int]:
+    """Each compacted kernels file and its modification time (ns): a rewritten file has another name or time."""
+    return {f.name: f.stat().st_mtime_ns for f in (root / "kernels" / "compacted").glob("*.parquet")}
+
+
+def segment_runs(root: Path, segment: compact.Segment) -> set[str]:
+    return set(pq.read_table(root / segment.files["runs"][0], columns=["run_id"]).column(0).to_pylist())
+
+
+def test_compact_ingest_more_compact_again_writes_only_the_new_runs(source, store, monkeypatch) -> None:
+    root, runs = store
+    first = compact.compact(root)
+    assert first.written == len(runs) and first.segments == 1
+    old_files = kernels_files(root)
+    new = more_runs(source, root, 3, "d")
+    (extra,) = list(ingest_paths([fixture(EXTRA)], root))
+    assert extra.status == "ingested"
+    everything = [*runs, *new, extra.run_id]
+    before = named_answers(Store(root), everything)
+    read: list[list[str]] = []
+    rows_sql = compact._rows_sql
+    monkeypatch.setattr(compact, "_rows_sql", lambda t, p, m: read.append(m) or rows_sql(t, p, m))
+    second = compact.compact(root)
+    # 4 new runs next to a generation of 12 (> MERGE_RATIO x 4): only the new runs are read and written
+    assert (second.written, second.merged, second.segments, second.runs) == (4, 0, 2, len(everything))
+    assert read and not any(read)  # no compacted file of the first generation was read
+    files = kernels_files(root)
+    assert {k: files[k] for k in old_files} == old_files and len(files) == 2  # the first one untouched
+    manifest = compact.read_manifest(root)
+    assert [s.n_runs for s in manifest.segments] == [len(runs), 4]
+    assert segment_runs(root, manifest.segments[1]) == {*new, extra.run_id}
+    assert manifest.runs == set(everything) and not list(root.glob("*/run_id=*"))
+    assert named_answers(Store(root), everything) == before
+    # --force re-ingest of a run of the second generation: that one is rewritten, the first still untouched
+    (again,) = list(ingest_paths([fixture(EXTRA)], root, force=True))
+    assert again.status == "replaced"
+    before = named_answers(Store(root), everything)  # ingested_at of the run is new
+    third = compact.compact(root)
+    assert (third.written, third.merged, third.segments) == (4, 1, 2)
+    assert {k: kernels_files(root)[k] for k in old_files} == old_files
+    assert named_answers(Store(root), everything) == before
+    # --force of a run of the first generation: that one is rewritten without the run's old rows (and the small
+    # one merged into it: 4 <= 2 x 12)
+    (kept,) = list(ingest_paths([fixture(REPORTS[0])], root, force=True))
+    assert kept.status == "replaced"
+    before = named_answers(Store(root), everything)
+    fourth = compact.compact(root)
+    assert (fourth.written, fourth.merged, fourth.segments) == (len(everything), 2, 1)
+    assert named_answers(Store(root), everything) == before
+    assert compact.compact(root).written == 0  # nothing new: nothing written
+
+
+def test_the_merge_policy_keeps_generations_few_and_rewrites_little() -> None:
+    """A 100,000-run generation, then 400 nightly compactions of 1,000 runs: never more than MAX_SEGMENTS
+    generations, and each run rewritten a logarithmic number of times."""
+    seg = compact.Segment
+    segments = (seg("0", {"runs": ["runs/compacted/part-0.parquet"]}, 100_000),)
+    written = 0
+    for night in range(1, 401):
+        manifest = compact.Manifest.of(str(night), segments, frozenset())
+        p = compact.plan(manifest, frozenset(f"{night}-{i}" for i in range(1000)), lambda s: frozenset())
+        size = 1000 + sum(s.n_runs for s in p.merged)
+        written += size
+        segments = (*p.kept, seg(str(night), {"runs": [f"runs/compacted/part-{night}.parquet"]}, size))
+        assert len(segments) <= compact.MAX_SEGMENTS
+        sizes = sorted((s.n_runs for s in segments), reverse=True)
+        assert all(a > compact.MERGE_RATIO * b for a, b in zip(sizes[1:], sizes[2:], strict=False)), sizes
+    assert sum(s.n_runs for s in segments) == 500_000
+    # a full rewrite every night would write 100,000 x 400 + 1,000 x 400 x 401 / 2 runs (120 M); this: ~12x less
+    assert written < 10 * 500_000, written
+    assert compact.plan(
+        compact.Manifest.of("x", segments, frozenset()), frozenset(), lambda s: frozenset()
+    ).empty
+
+
+def test_a_legacy_manifest_is_one_generation(store) -> None:
+    """A compacted.json written before generations were recorded (no ``segments``) reads as one generation."""
+    import json
+
+    root, runs = store
+    compact.compact(root)
+    body = json.loads((root / compact.MANIFEST).read_text())
+    del body["segments"]
+    (root / compact.MANIFEST).write_text(json.dumps(body))
+    (segment,) = compact.read_manifest(root).parts()
+    assert segment.n_runs == len(runs) and segment.files == body["files"]
+
+
+# ---- two compactions of one store at once (issue 15) ------------------------------------------------------------
+#: a compaction in a process of its own that stops before writing its new generation until a file appears
+PAUSED = """
+import sys, time
+from pathlib import Path
+from rooflake.store import compact
+write, ready, go = compact.write_generation, Path(sys.argv[2]), Path(sys.argv[3])
+def paused(*a, **k):
+    ready.touch()
+    t0 = time.monotonic()
+    while not go.exists() and time.monotonic() - t0 < 300:
+        time.sleep(0.05)
+    return write(*a, **k)
+compact.write_generation = paused
+r = compact.compact(sys.argv[1])
+print(r.runs, r.written)
+"""
+
+
+def paused_compaction(store: str, tmp: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A compaction of ``store`` in another process, holding the store's compaction lock and waiting before its
+    writes until the returned file exists."""
+    ready, go = tmp / "ready", tmp / "go"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED, store, str(ready), str(go)], stdout=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the first compaction did not start"
+        time.sleep(0.05)
+    return proc, go
+
+
+def test_a_second_compaction_of_a_local_store_fails_and_changes_nothing(store, tmp_path: Path) -> None:
+    root, runs = store
+    before = named_answers(Store(root), runs)
+    first, go = paused_compaction(str(root), tmp_path)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-c", CLI, "compact", "--store", str(root)], capture_output=True, text=True
+        )
+        assert second.returncode == 1, second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        assert line.startswith(
+            f"Error: store {root}: another rl compact is running on it (pid {first.pid} on "
+        )
+        assert line.endswith("this one changed nothing")
+        assert not (root / compact.MANIFEST).exists()  # the second wrote nothing
+    finally:
+        go.touch()
+    out, _ = first.communicate(timeout=300)
+    assert first.returncode == 0 and out.split() == [str(len(runs)), str(len(runs))]
+    assert named_answers(Store(root), runs) == before and Store(root).run_ids() == sorted(runs)
+    assert compact.compact(root).written == 0  # the lock is free again
