@@ -6,8 +6,10 @@ place, never replaced. Also: the text table shows control characters from NVTX t
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import stat
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -138,3 +140,113 @@ def test_sql_table_escapes_but_csv_and_json_stay_faithful(store: Path) -> None:
     assert "\x1b]0;owned\x07\rx" in r.stdout
     r = rl("sql", "--store", store, "-f", "json", query)
     assert "\\u001b]0;owned\\u0007\\rx" in r.stdout
+
+
+_TZ = dt.timezone.utc
+# every kind of value a store or a user's SQL gives, with the float cases of polars' fmt_float rules
+LOOKS = {
+    "floats": pa.table(
+        {
+            "f": [
+                0.1,
+                1 / 3,
+                123456.789,
+                999999.5,
+                1e6,
+                1234567.0,
+                1e15,
+                1e16,
+                1e-6,
+                1.5e-6,
+                1e-7,
+                0.000123456789,
+            ]
+            + [-1e-7, float("inf"), float("-inf"), 100.0, 0.0, -0.0, 2.0**53, 12345678.9, 1e21, 5e-324]
+            + [float("nan"), -123456789.123, 0.997483333, 12197522.333, 34359738368.0, 6234.0, 4.98, None]
+            + [
+                999999.0,
+                -999999.0,
+                1e-5,
+                0.1 + 0.2,
+                1.7976931348623157e308,
+                2.5e-10,
+                123456789.0,
+                99999999.0,
+            ],
+        }
+    ),
+    "float32": pa.table({"f": pa.array([0.1, 1.5, 3.3333333, None, 1e10], pa.float32())}),
+    "text": pa.table(
+        {"s": ["x" * 85, "é" * 85, "a", None, "", "naïve ∑"], "i": [1, -20000000000, None, 0, 2**62, 7]}
+    ),
+    "nested": pa.table(
+        {
+            "l": [[1.0, 2.5e10, None], [], None, [1e-7]],
+            "st": [{"a": "x", "b": 1.0}, None, {"a": None, "b": 2.0}, {"a": "y", "b": None}],
+            "bl": [b"\x00ab" * 70, b"", None, b'"'],
+            "l4": [["a", "b", "c", "d"], ["a", "b", "c"], ["y" * 30, "z" * 30, "w" * 30], None],
+        }
+    ),
+    "maps": pa.table(
+        {
+            "m": pa.array(
+                [[("a", "b"), ("c", "d"), ("e", "f"), ("g", "h")], [], None, [("k", None)]],
+                pa.map_(pa.string(), pa.string()),
+            ),
+            "lm": pa.array([[[("a", 1)]], None, [], [[]]], pa.list_(pa.map_(pa.string(), pa.int64()))),
+            "d": pa.array(
+                [Decimal("1.50"), None, Decimal("-0.01"), Decimal("123456789.10")], pa.decimal128(12, 2)
+            ),
+            "b": [True, False, None, True],
+        }
+    ),
+    "times": pa.table(
+        {
+            "t": pa.array([dt.time(10, 0, 0, 500000), dt.time(1, 2, 3), None]),
+            "ts": pa.array(
+                [
+                    dt.datetime(2024, 1, 1, 10, 0, 0, 1000),
+                    dt.datetime(2024, 1, 1),
+                    dt.datetime(2024, 1, 1, 0, 0, 0, 7),
+                ],
+                pa.timestamp("us"),
+            ),
+            "tz": pa.array(
+                [dt.datetime(2024, 1, 1, 10, 0, 0, 1000, _TZ), dt.datetime(2024, 7, 1, tzinfo=_TZ), None],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "date": pa.array([dt.date(2024, 1, 1), None, dt.date(1, 1, 1)]),
+        }
+    ),
+    "empty": pa.table({"a": pa.array([], pa.int64()), "bb": pa.array([], pa.string())}),
+    "no columns": pa.table({}),
+}
+
+
+@pytest.mark.parametrize("name", list(LOOKS))
+def test_text_table_looks_as_polars_printed_it(name: str) -> None:
+    """The terminal table is drawn without polars (0.15 s to import, issue 14) but looks as polars drew it before,
+    from an Arrow table and from DuckDB's own Python values (``rl sql``, ``rl runs``) alike."""
+    import duckdb
+    import polars as pl
+
+    from rooflake.cli.output import render_rows
+    from rooflake.schema.duck import fetch_rows
+
+    table = LOOKS[name]
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        fmt_str_lengths=80,
+        tbl_width_chars=65_000,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_hide_dtype_separator=True,
+    ):
+        want = str(pl.from_arrow(table))
+    assert render_text(table) == want
+    if table.num_columns:
+        con = duckdb.connect()
+        con.execute("SET TimeZone = 'UTC'")  # as the Arrow column's zone
+        con.register("t", table)
+        assert render_rows(fetch_rows(con, "FROM t")) == want
