@@ -129,7 +129,7 @@ def runs(
         raise typer.BadParameter(
             "rl runs prints; for Parquet use rl sql 'SELECT * FROM runs' -f parquet -o FILE"
         )
-    emit(run_list(Store(store)), fmt, None)
+    emit(run_list(Store(store), as_rows=fmt is Fmt.table), fmt, None)  # a table: no pyarrow
 
 
 SQL_HELP = "\n\n".join(
@@ -197,5 +197,5 @@ def sql(
 
         table = spark_execute(Store(store), query, bound, unsafe=unsafe)
     else:
-        table = queries.execute(Store(store), query, bound, unsafe=unsafe)
+        table = queries.execute(Store(store), query, bound, unsafe=unsafe, as_rows=fmt is Fmt.table)
     emit(table, fmt, out)

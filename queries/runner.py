@@ -245,13 +245,13 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (params or {}).items() if k in used}
 
 
-def _fetch(con: Any, sql: str, params: dict[str, Any] | None, what: str) -> Any:
+def _fetch(con: Any, sql: str, params: dict[str, Any] | None, what: str, as_rows: bool = False) -> Any:
     import duckdb
 
-    from rooflake.schema.duck import fetch_arrow
+    from rooflake.schema.duck import fetch_arrow, fetch_rows
 
     try:
-        return fetch_arrow(con, sql, _bind(sql, params))
+        return (fetch_rows if as_rows else fetch_arrow)(con, sql, _bind(sql, params))
     except duckdb.Error as e:
         raise QueryError(f"{what}: {' '.join(str(e).split())}") from e
 
@@ -264,9 +264,11 @@ def fetch(
     filters: dict[str, Any] | None = None,
     tables: dict[str, Any] | None = None,
     what: str | None = None,
+    as_rows: bool = False,
 ) -> Any:
     """Run query file ``name`` (a named query or a step) on cursor ``con``; a ``pyarrow.Table`` with the columns its
-    ``-- Columns:`` block documents.
+    ``-- Columns:`` block documents (``as_rows``: :class:`rooflake.schema.duck.Rows`, DuckDB's Python values,
+    without importing pyarrow).
 
     ``params`` bind the query's ``$parameters`` (an optional one left out takes its declared default). ``filters`` keep the rows whose column equals the value (a list:
     is one of the values). ``tables`` shadow store tables on this cursor for the duration of the call (``{"kernels":
@@ -294,7 +296,7 @@ def fetch(
         con.register(f"_shadow_{table}", rows)
         con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM _shadow_{table}")
     try:
-        return _fetch(con, sql, bound, what or name)
+        return _fetch(con, sql, bound, what or name, as_rows)
     finally:
         for table in tables or {}:
             con.execute(f"DROP VIEW IF EXISTS temp.{table}")
@@ -310,11 +312,25 @@ def run(
     return fetch(connect(store), name, params, filters=filters)
 
 
-def execute(store: Any, sql: str, params: dict[str, Any] | None = None, *, unsafe: bool = False) -> Any:
+def execute(
+    store: Any, sql: str, params: dict[str, Any] | None = None, *, unsafe: bool = False, as_rows: bool = False
+) -> Any:
     """Run a user's SQL over the store's tables, every named query (views and table macros) and the shared macros;
-    returns a ``pyarrow.Table``. Unless ``unsafe``, only queries run (:func:`rooflake.store.database.run_read_only`).
-    Raises :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables, a missing parameter
-    value, a refused statement)."""
-    from rooflake.store.database import run_read_only
+    returns a ``pyarrow.Table`` (``as_rows``: :class:`rooflake.schema.duck.Rows`, DuckDB's Python values, without
+    importing pyarrow: what a terminal table needs). Unless ``unsafe``, only queries run
+    (:func:`rooflake.store.database.run_read_only`). Raises :class:`QueryError` with DuckDB's message (syntax
+    errors, unknown columns or tables, a missing parameter value, a refused statement)."""
+    import duckdb
 
-    return run_read_only(connect(store, sql, unsafe=unsafe), sql, params or {}, unsafe=unsafe)
+    from rooflake.schema.duck import fetch_rows
+    from rooflake.store.database import refuse_writes, run_read_only
+
+    con = connect(store, sql, unsafe=unsafe)
+    if not as_rows:
+        return run_read_only(con, sql, params or {}, unsafe=unsafe)
+    if not unsafe:  # as run_read_only does
+        refuse_writes(con, sql)
+    try:
+        return fetch_rows(con, sql, params or {})
+    except duckdb.Error as e:
+        raise QueryError(f"SQL failed: {' '.join(str(e).split())}") from e

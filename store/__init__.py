@@ -25,16 +25,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import RunNotFoundError
 from rooflake.schema.duck import DuckTable, sql_file
-from rooflake.store import database, doctor, layout, publish, remote
+from rooflake.store import database, layout, publish, remote
 from rooflake.store.database import refuse_writes, run_read_only
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, STAGING, default_root
 from rooflake.store.publish import PublishResult
+
+# pyarrow is imported where a table is built or written: reading a store (rl sql, rl runs) needs none (issue 14)
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "ALL_TABLES",
@@ -242,4 +244,6 @@ class Store:
         :func:`rooflake.store.doctor.doctor`."""
         if self.url is not None:
             return remote.doctor(self.url)
+        from rooflake.store import doctor
+
         return doctor.doctor(self._dir)

@@ -7,7 +7,7 @@ What a view reads. Each table's view is the union BY NAME of a typed empty stand
 column reads as NULL, a table without files is empty) with the table's files, ``union_by_name = true``: the
 partitions of runs published as partitions and the compacted files of runs that live there
 (:mod:`rooflake.store.compact`; the ``__published`` table says which, ``read_branch.sql``). Its columns are the
-declared ones (``rooflake.schema.TABLES``), cast to the declared types.
+declared ones (``rooflake.schema.COLUMNS``), cast to the declared types.
 
 Pruning. DuckDB binds every file a view names on every query (with ``union_by_name`` it reads every footer), so at
 10,000 runs a view over every partition costs seconds per scan. A store with :data:`PRUNE_FROM` partition files or
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rooflake.schema import TABLES, QueryError
-from rooflake.schema.duck import duck_type, fetch_arrow, sql_file, sql_str, sql_template
+from rooflake.schema import COLUMNS, QueryError
+from rooflake.schema.duck import fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.compact import read_manifest
 from rooflake.store.layout import ALL_TABLES, PART
 from rooflake.store.remote import Snapshot
@@ -136,13 +136,13 @@ def _failing_view(con: Any, table: str, error: str) -> None:
     (``failing_view.sql``)."""
     message = sql_str(f"{error} (Store.doctor / `rl doctor` lists every damaged file of the store)")
     cols = ", ".join(
-        f"CAST(error('{message}') AS {duck_type(f.type)}) AS \"{f.name}\"" for f in TABLES[table]
+        f"CAST(error('{message}') AS {f.type}) AS \"{f.name}\"" for f in COLUMNS[table]
     )
     con.execute(sql_template(PKG, "failing_view.sql", table=table, columns=cols, message=f"'{message}'"))
 
 
 def _columns(table: str) -> str:
-    return ", ".join(f'CAST("{f.name}" AS {duck_type(f.type)}) AS "{f.name}"' for f in TABLES[table])
+    return ", ".join(f'CAST("{f.name}" AS {f.type}) AS "{f.name}"' for f in COLUMNS[table])
 
 
 def _filter_runs(filters: Any) -> frozenset[str] | None:
@@ -232,7 +232,7 @@ class Database:
         the first does. DuckDB reads a list without ``union_by_name`` by the first file's columns, matching the
         others by name, and fails on a file that lacks one (never silently): :meth:`widen` then reads them by
         name. ``union_by_name`` reads every footer on every bind: 3x the time of a 1,000-run whole-history query."""
-        declared = {f.name for f in TABLES[table]}
+        declared = {f.name for f in COLUMNS[table]}
         for first in dict.fromkeys([files[-1], files[0]]):
             names = {r[0] for r in con.execute(sql_file(PKG, "file_columns.sql"), {"path": first}).fetchall()}
             if declared <= names:
@@ -508,7 +508,7 @@ def build(
         root.register(con)
     sources = take_sources(root, only_runs)
     for t in ALL_TABLES:
-        cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
+        cols = ", ".join(f'"{f.name}" {f.type}' for f in COLUMNS[t])
         con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
     runs = sorted(sources.published)
     con.execute(

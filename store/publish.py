@@ -26,13 +26,14 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from rooflake.schema import SCHEMA_VERSION, StoreError
 from rooflake.schema.duck import DuckTable
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, PROBE, STAGING, ensure_root, partition
+
+if TYPE_CHECKING:  # imported where a file is written: reading a store needs no pyarrow (issue 14)
+    import pyarrow as pa
 
 MANIFEST = "manifest"
 OLD = "old"
@@ -53,6 +54,8 @@ def stat_columns(schema: pa.Schema) -> list[str]:
     statistics, so a stored NaN would read as "not NaN" and pass ``x > 0`` filters. Without statistics on float
     columns every NaN stays visible (tested in tests/test_roundtrip.py).
     """
+    import pyarrow as pa
+
     return [f.name for f in schema if not pa.types.is_floating(f.type)]
 
 
@@ -101,6 +104,8 @@ def write_part(table: pa.Table | DuckTable, path: Path) -> None:
     if isinstance(table, DuckTable):
         table.write_parquet(path, meta)
     else:
+        import pyarrow.parquet as pq
+
         pq.write_table(
             table.replace_schema_metadata(meta),
             path,

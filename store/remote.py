@@ -40,14 +40,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import StoreError
 from rooflake.schema.duck import DuckTable, sql_str
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, GLOB_CHARS
 from rooflake.store.publish import PublishResult, write_part
+
+if TYPE_CHECKING:  # imported where used: reading a store needs no pyarrow (issue 14)
+    import pyarrow as pa
 
 SCHEMES = ("s3",)
 # a killed writer's uploads are deleted by clean() once older than this (an upload in flight is younger)
@@ -583,6 +584,7 @@ def doctor(url: str) -> pa.Table:
     files :func:`clean` deletes (``stale-staging``: superseded or stale uploads). Raises :class:`StoreError` when
     the store cannot be listed."""
     import duckdb
+    import pyarrow as pa
 
     from rooflake.store.doctor import PROBLEMS, read_error
 

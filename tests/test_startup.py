@@ -40,6 +40,28 @@ def test_sql_and_runs_load_no_chart_library(tmp_path) -> None:
         assert not mods & {"altair", "vl_convert", "pandas"}, (args, sorted(mods & {"altair", "vl_convert"}))
 
 
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A store holding one real run (an Nsight Compute report)."""
+    from _support import fixture
+
+    root = tmp_path_factory.mktemp("startup") / "store"
+    code = "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
+    args = ["ingest", str(fixture("AveryClapp__ESMM-Research__profile_output")), "--store", str(root)]
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return str(root)
+
+
+@pytest.mark.parametrize("args", [["sql", "select 1"], ["runs"], ["sql", "SELECT * FROM runs"]], ids=" ".join)
+def test_sql_and_runs_tables_load_no_dataframe_library(one_run: str, args: list[str]) -> None:
+    """A terminal table from ``rl sql`` or ``rl runs`` comes from DuckDB's own values: neither pyarrow (0.1 s),
+    polars (0.15 s) nor pandas is imported (issue 14: ``rl sql "select 1"`` ≤ 0.35 s)."""
+    mods = imported_by(*args, store=one_run)
+    assert "duckdb" in mods  # the query ran
+    assert not mods & {"pyarrow", "polars", "pandas", "numpy"}, (args, sorted(mods & set(HEAVY)))
+
+
 @pytest.mark.parametrize("package", ["rooflake.render", "rooflake.schema"])
 def test_lazy_package_gives_every_public_name(package: str) -> None:
     import importlib

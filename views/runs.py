@@ -14,7 +14,9 @@ def run_info(con: Any, run_id: str) -> dict[str, Any]:
     return rows[0]
 
 
-def run_list(store: Any) -> Any:
+def run_list(store: Any, *, as_rows: bool = False) -> Any:
     """The runs of ``store``, oldest first (step ``run_list``): a ``pyarrow.Table`` of run_id, source (file name),
-    gpu_name, kernels (launches), labels ('k=v,k=v'), ingested_at (text, UTC)."""
-    return fetch(connect(store), "run_list")
+    gpu_name, kernels (launches), labels ('k=v,k=v'), ingested_at (text, UTC); ``as_rows``: the same as
+    :class:`rooflake.schema.duck.Rows` (no pyarrow: what ``rl runs`` prints). Raises :class:`QueryError` when the
+    store cannot be read."""
+    return fetch(connect(store), "run_list", as_rows=as_rows)
