@@ -14,7 +14,6 @@ import math
 import re
 import string
 import sys
-import unicodedata
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,10 +79,10 @@ def _shortest(v: float) -> str:
 def _exp(v: float, digits: int | None = None) -> str:
     """Rust's ``{:e}`` (shortest digits: ``1.2693101e7``) or ``{:.4e}`` (``3.4360e10``, ``-1.0000e-7``)."""
     if digits is not None:
-        mantissa, exp = f"{v:.{digits}e}".split("e")
-        return f"{mantissa}e{int(exp)}"
+        mantissa, power = f"{v:.{digits}e}".split("e")
+        return f"{mantissa}e{int(power)}"
     sign, ds, exp = Decimal(repr(v)).normalize().as_tuple()
-    assert isinstance(exp, int)
+    assert isinstance(exp, int)  # finite: the callers handle NaN and infinities
     text = "".join(map(str, ds))
     mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
     return f"{'-' if sign else ''}{mantissa}e{exp + len(text) - 1}"
@@ -168,6 +167,8 @@ def _width(text: str) -> int:
     """Columns ``text`` takes on a terminal: East Asian wide characters 2, combining marks 0."""
     if text.isascii():
         return len(text)
+    import unicodedata
+
     return sum(
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
     )
