@@ -36,6 +36,10 @@ FIXTURES = Path(os.environ.get("RL_FIXTURES", ROOT.parent / "shared" / "fixtures
 LARGEST = FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite"
 RANGE_LIGHT = FIXTURES / "nsys" / "brycelelbach__nsightful__tests__power_iteration__baseline.sqlite"
 TARGET_KERNELS = 150_000
+# the issue-14 size: the range-heavy copy x8 (~1.2M kernels, ~5.7M ranges, ~700 MB), built once and kept under
+# $RL_BENCH_CACHE (default: the system temporary directory), as bench/stores.py keeps its stores
+BIG_FACTOR = 8
+CACHE = Path(os.environ.get("RL_BENCH_CACHE", tempfile.gettempdir())) / "rooflake-bench-stores"
 
 
 def scaled_copy(src: Path, dst: Path, target: int) -> int:
@@ -69,6 +73,18 @@ def scaled_copy(src: Path, dst: Path, target: int) -> int:
     db.commit()
     db.close()
     return copies
+
+
+def cached_copy(src: Path, target: int, name: str) -> Path:
+    """``CACHE / name``: :func:`scaled_copy` of ``src`` to ``target`` kernels, built once (a ``.done`` file beside
+    it marks a finished one)."""
+    dst, done = CACHE / name, CACHE / f"{name}.done"
+    if not done.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)
+        scaled_copy(src, dst, target)
+        done.write_text("")
+    return dst
 
 
 BASELINE = r"""

@@ -9,6 +9,7 @@ faster than ``sqlite3`` row tuples). The statements are ``nsys/export_*.sql``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -130,6 +131,12 @@ class Export:
     def arrow(self, sql: str, what: str) -> pa.Table:
         """The result of ``sql`` as Arrow, in batches of 64k rows. Raises :class:`InputError` naming the file and
         ``what`` was being read, with the driver's message on one line."""
+        return pa.concat_tables(self.batches(sql, what))
+
+    def batches(self, sql: str, what: str) -> Iterator[pa.Table]:
+        """The result of ``sql`` as Arrow tables of one batch each (64k rows), read as they are consumed: first an
+        empty table with the result's columns, then one per batch. Raises :class:`InputError` naming the file and
+        ``what`` was being read, with the driver's message on one line."""
         import adbc_driver_manager
 
         try:
@@ -140,7 +147,10 @@ class Export:
                 stmt.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
                 stmt.set_sql_query(sql)
                 stream, _ = stmt.execute_query()
-                return pa.RecordBatchReader.from_stream(stream).read_all()
+                reader = pa.RecordBatchReader.from_stream(stream)
+                yield reader.schema.empty_table()
+                for batch in reader:
+                    yield pa.Table.from_batches([batch])
             finally:
                 stmt.close()
         except Exception as e:  # noqa: BLE001 - the driver raises its own error types
@@ -187,8 +197,38 @@ def select(
     if present is not None and sql:
         query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
         arrow, bad = valid_utf8(db.arrow(query, table))
-    duck += [f"a.{c}_hex::VARCHAR AS {c}_hex" if c in bad else f"NULL::VARCHAR AS {c}_hex" for c in texts]
-    return ", ".join(duck), arrow
+    return _hexed(duck, texts, bad), arrow
+
+
+def select_batches(
+    db: Export, tables: dict[str, dict[str, str]], table: str, cols: list[tuple[str, str, str]]
+) -> Iterator[Source]:
+    """The present ``cols`` of ``table`` as :func:`select` gives them, read one batch (64k rows) at a time as they
+    are consumed: first (the select list, an empty Arrow table with the read columns), then one pair per batch;
+    only (the select list of typed NULLs, None) when the table is missing. Each batch's select list has its own
+    ``_hex`` columns (text that is not valid UTF-8 in that batch); the select lists of one table give the same
+    columns and types. Raises :class:`InputError`."""
+    present = tables.get(table)
+    if present is not None:
+        present = {"rowid": "INTEGER", **present}
+    duck, sql = _typed(present or {}, cols)
+    texts = [o for _, typ, o in cols if typ == "VARCHAR"] + [
+        f"{o}_text" for _, typ, o in cols if typ == "NAME"
+    ]
+    if present is None or not sql:
+        yield _hexed(duck, texts, set()), None
+        return
+    query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
+    for part in db.batches(query, table):
+        arrow, bad = valid_utf8(part)
+        yield _hexed(duck, texts, bad), arrow
+
+
+def _hexed(duck: list[str], texts: list[str], bad: set[str]) -> str:
+    """The select list ``duck`` with the ``_hex`` column of every text column ``texts``: read where the column held
+    invalid UTF-8 (``bad``), NULL elsewhere."""
+    hexes = [f"a.{c}_hex::VARCHAR AS {c}_hex" if c in bad else f"NULL::VARCHAR AS {c}_hex" for c in texts]
+    return ", ".join(duck + hexes)
 
 
 def _typed(present: dict[str, str], cols: list[tuple[str, str, str]]) -> tuple[list[str], list[str]]:

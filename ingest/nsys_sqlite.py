@@ -8,7 +8,8 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
 - ``macros``: NVTX event types by name, range names;
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
 - ``ranges`` (the NVTX table): ranges, domains, the slices of the stack sweep; ``sweep_slice`` once per slice;
-  ``sweep_end``; ``walk``, ``stacks``, ``attribution``: NVTX paths and the attribution of every operation;
+  ``sweep_end``; ``walk``, ``walk_step`` once per level of the stacks, ``walk_names``, ``stacks``,
+  ``attribution``: NVTX paths and the attribution of every operation;
 - ``output``: the output tables as views, which DuckDB streams to Parquet (:class:`rooflake.schema.duck.DuckTable`);
   ``summary``: the counts.
 
@@ -28,15 +29,17 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from rooflake.ingest import nsys_export, sqlscript
-from rooflake.ingest.nsys_export import SOURCES, Source, quoted
+from rooflake.ingest.nsys_export import SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
 
 PKG = "rooflake.ingest"
 NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
-# DuckDB's memory for one export; it spills to a temporary directory beyond. A 150k-kernel, 700k-range export peaks
-# at ~0.38 GB of resident memory in all, not reaching it (see CHANGELOG.md).
-MEMORY_LIMIT = "1GB"
+# DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
+# DuckDB (not held as Arrow in Python memory), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels,
+# 5.7M NVTX ranges, 720 MB) peaks at ~0.46 GB of resident memory with its Parquet writing (1.94 GB with the sources
+# as Arrow and a 1 GB limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). See CHANGELOG.md
+MEMORY_LIMIT = "300MB"
 # push/pop ranges per slice of the NVTX stack sweep (nsys/ranges.sql): the sort of one slice's events is in memory at
 # a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB; 150k 0.39 GB;
 # 100k 0.38 GB but +0.12 s
@@ -47,40 +50,62 @@ MAX_SLICES = 8
 
 
 class _Sources:
-    """The export's source tables as typed DuckDB views (``nsys/source_view.sql``) over their Arrow tables; ``late``
-    ones are still being read on another thread until :meth:`need` waits for them."""
+    """The export's source tables as typed DuckDB views (``nsys/source_view.sql``) over DuckDB tables filled from
+    the export one batch at a time (:meth:`load`: no whole table in Python memory; DuckDB's tables are under its
+    memory limit and spill beyond it); ``late`` ones are still being loaded on another thread until :meth:`need`
+    waits for them."""
 
-    def __init__(
-        self, con: Any, sources: dict[str, Source], late: dict[str, Future[dict[str, Source]]]
-    ) -> None:
-        self.con, self.sources, self.late = con, sources, late
+    def __init__(self, con: Any, path: Path, names: list[str], late: dict[str, Future[bool]]) -> None:
+        self.con, self.late = con, late
         self.present: dict[str, bool] = {}  # source -> whether the export has its table
-        for name, (select, arrow) in sources.items():
-            self._load(name, select, arrow)
+        self.present.update(load(con, path, names))
+        for name in names:
+            self._view(name)
 
-    def _load(self, name: str, select: str, arrow: pa.Table | None) -> None:
-        """Create view ``name`` over the Arrow table (zero-copy: DuckDB scans the Arrow buffers), empty with the same
-        typed columns when it is None."""
-        self.present[name] = arrow is not None
-        self.con.register(f"{name}_arrow", arrow if arrow is not None else pa.table({"_": pa.nulls(0)}))
-        view = sql_template(PKG, "nsys/source_view.sql", view=name, arrow=f"{name}_arrow", columns=select)
-        self.con.execute(view)
+    def _view(self, name: str) -> None:
+        self.con.execute(
+            sql_template(PKG, "nsys/source_view.sql", view=name, arrow=f"{name}_src", columns="*")
+        )
 
     def need(self, name: str) -> None:
-        """Wait for source ``name`` if it is still being read, and load it. Raises :class:`InputError` when it
-        cannot be read."""
+        """Wait for source ``name`` if it is still being loaded, and make its view. Raises :class:`InputError`
+        when it cannot be read."""
         if name in self.late:
-            got = self.late.pop(name).result()
-            self.sources.update(got)
-            self._load(name, *got[name])
+            self.present.update({name: self.late.pop(name).result()})
+            self._view(name)
 
     def release(self, *names: str) -> None:
-        """Drop the last references to the Arrow tables of ``names`` (their views are dropped by the SQL): the
-        memory is freed."""
+        """Drop the tables behind ``names`` (their views are dropped by the SQL): the memory is freed."""
         for name in names:
-            self.sources.pop(name)
-            self.con.unregister(f"{name}_arrow")
+            self.con.execute(sql_template(PKG, "nsys/source_drop.sql", table=f"{name}_src"))
         _trim()
+
+
+def load(con: Any, path: Path, names: list[str]) -> dict[str, bool]:
+    """Fill DuckDB table ``<name>_src`` with the typed columns of each source ``names`` (see
+    :func:`rooflake.ingest.nsys_export.select_batches`), one 64k-row batch at a time, on connection ``con``.
+    Returns source -> whether the export has its table. Raises :class:`InputError` when the file cannot be read."""
+    db = nsys_export.Export(path)
+    try:
+        tables = db.tables()
+        present = {}
+        for name in names:
+            present[name] = False
+            step = "nsys/source_load.sql"  # the first part creates the table, the others append to it
+            for columns, arrow in nsys_export.select_batches(db, tables, *SOURCES[name]):
+                present[name] = arrow is not None
+                con.register("source_batch", arrow if arrow is not None else _NO_SOURCE)
+                con.execute(
+                    sql_template(PKG, step, table=f"{name}_src", batch="source_batch", columns=columns)
+                )
+                con.unregister("source_batch")
+                step = "nsys/source_append.sql"
+        return present
+    finally:
+        db.close()
+
+
+_NO_SOURCE = pa.table({"_": pa.nulls(0)})
 
 
 @contextlib.contextmanager
@@ -103,19 +128,28 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         ThreadPoolExecutor(1) as pool,
         tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
     ):
-        late = {name: pool.submit(nsys_export.read, path, [name]) for name in SOURCES if name == biggest}
+        con = connect(spill)
+        late: dict[str, Future[bool]] = {}
         try:
-            sources = nsys_export.read(path, [n for n in SOURCES if n not in late])
-            con = connect(spill)
-            try:
-                src = _Sources(con, sources, late)
-                attribute(con, src)
-                yield outputs(con, meta, src, run_id)
-            finally:
-                con.close()
+            # the biggest source is loaded on a second thread (its own cursor: the same database) meanwhile
+            late = {n: pool.submit(_load_one, con.cursor(), path, n) for n in SOURCES if n == biggest}
+            src = _Sources(con, path, [n for n in SOURCES if n not in late], late)
+            attribute(con, src)
+            yield outputs(con, meta, src, run_id)
         finally:
             for f in late.values():
                 f.cancel()
+                with contextlib.suppress(Exception):
+                    f.result()  # the loading thread's cursor is done before the connection closes
+            con.close()
+
+
+def _load_one(cur: Any, path: Path, name: str) -> bool:
+    """:func:`load` of one source on cursor ``cur`` (closed after); whether the export has its table."""
+    try:
+        return load(cur, path, [name])[name]
+    finally:
+        cur.close()
 
 
 def connect(spill: str) -> Any:
@@ -165,7 +199,12 @@ def attribute(con: Any, src: SourceViews) -> None:
     ranges = sqlscript.run(con, "nsys/ranges.sql", slice_ranges=SLICE_RANGES, max_slices=MAX_SLICES)
     for t_lo, t_hi in ranges.fetchall():
         sqlscript.run(con, "nsys/sweep_slice.sql", t_lo=t_lo, t_hi=t_hi)
-    for step in ("sweep_end", "walk", "stacks", "attribution"):
+    sqlscript.run(con, "nsys/sweep_end.sql")
+    sqlscript.run(con, "nsys/purge.sql")
+    sqlscript.run(con, "nsys/walk.sql")
+    while sqlscript.run(con, "nsys/walk_step.sql").fetchall()[0][0]:  # one level up the stacks per step
+        pass
+    for step in ("walk_names", "stacks", "attribution"):
         sqlscript.run(con, f"nsys/{step}.sql")
         sqlscript.run(con, "nsys/purge.sql")
 
