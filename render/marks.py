@@ -54,8 +54,8 @@ def flag_outline() -> dict[str, Any]:
     """Point encodings that outline flagged points in red (rows with a boolean ``flagged`` column: above their
     roof, below their time bound, or flagged at ingest), the others in a thin white line. Every chart uses this."""
     return {
-        "stroke": alt.condition("datum.flagged", alt.value(FLAG_STROKE), alt.value("white")),
-        "strokeWidth": alt.condition("datum.flagged", alt.value(2.5), alt.value(0.7)),
+        "stroke": alt.StrokeValue("white", condition={"test": "datum.flagged", "value": FLAG_STROKE}),
+        "strokeWidth": alt.StrokeWidthValue(0.7, condition={"test": "datum.flagged", "value": 2.5}),
     }
 
 

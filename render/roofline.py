@@ -29,6 +29,7 @@ import altair as alt
 import polars as pl
 
 from rooflake.render.axes import ai_x, flops_y, roofline_ai_range, roofline_y_range
+from rooflake.render.compose import layer_chart
 from rooflake.render.formats import share
 from rooflake.render.inputs import POINT_OPTIONAL, POINT_REQUIRED, Table, ceiling_rows, conform, frame, values
 from rooflake.render.marks import LEVEL_LABEL, LEVEL_ORDER, LEVEL_SHAPE, flag_outline, level_shape
@@ -164,10 +165,10 @@ def _title(ceil: pl.DataFrame, title: str | None, subtitle: list[str]) -> alt.Ti
 
 
 def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], title: alt.TitleParams) -> alt.LayerChart:
-    """The chart in one constructor call (Altair deep-copies a chart, and any data inside it, on every method
-    call); colour, shape and dash scales independent per layer (roofs, kernels, levels)."""
-    return alt.LayerChart(
-        layer=layers,
+    """The chart in one call, without Altair's copies (:mod:`rooflake.render.compose`); colour, shape and dash
+    scales independent per layer (roofs, kernels, levels)."""
+    return layer_chart(
+        layers,
         resolve=alt.Resolve(
             scale=alt.ScaleResolveMap(color="independent", shape="independent", strokeDash="independent")
         ),
@@ -259,7 +260,7 @@ def _layers(
         layers.append(
             alt.Chart(points_data, name="links")
             .mark_line(strokeWidth=1, opacity=0.5, color="#888888")
-            .encode(x=x_enc, y=y_enc, detail=alt.Detail(["run_id:N", "kernel_id:Q"]), order="ai:Q")
+            .encode(x=x_enc, y=y_enc, detail=alt.Detail(["run_id:N", "kernel_id:Q"]), order=alt.Order("ai:Q"))
         )
     n_colors = long.get_column("kernel").n_unique()
     point_enc: dict[str, Any] = {

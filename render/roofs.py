@@ -403,8 +403,8 @@ def roof_layers(
                 title="Ceilings",
                 scale=alt.Scale(domain=domain, range=legend_rows.get_column("dash").to_list()),
             ),
-            detail="order:O",
-            order="ai:Q",
+            detail=alt.Detail("order:O"),
+            order=alt.Order("ai:Q"),
             tooltip=tooltip,
         )
     )
@@ -414,10 +414,10 @@ def roof_layers(
     text_layers = [
         alt.Chart(alt.NamedData(name="rl_ceiling_labels_bandwidth"), name="ceiling_labels_bandwidth")
         .mark_text(align="left", angle=angle, **_TEXT_STYLE)
-        .encode(x=x_enc, y=y_enc, text="text:N"),
+        .encode(x=x_enc, y=y_enc, text=alt.Text("text:N")),
         alt.Chart(alt.NamedData(name="rl_ceiling_labels_compute"), name="ceiling_labels_compute")
         .mark_text(align="right", dx=-4, **_TEXT_STYLE)
-        .encode(x=x_enc, y=y_enc, text="text:N"),
+        .encode(x=x_enc, y=y_enc, text=alt.Text("text:N")),
     ]
     datasets = {
         "rl_ceilings": values(lines.drop("color", "dash")),

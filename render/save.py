@@ -103,7 +103,7 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
     cols = [
         alt.Chart(_inline(data), name=f"zero_flops_{field}")
         .mark_text(align=align, fontSize=11, font="monospace" if field == "name" else "sans-serif")
-        .encode(x=alt.value(x), y=alt.Y("row:O", axis=None), text=f"{field}:N")
+        .encode(x=alt.XValue(x), y=alt.Y("row:O", axis=None), text=alt.Text(f"{field}:N"))
         for field, align, x in _BELOW_COLUMNS
     ]
     return alt.LayerChart(layer=cols).properties(
@@ -120,14 +120,36 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
     )
 
 
-def _spec_dict(chart: Any) -> dict[str, Any]:
-    """``chart.to_dict()`` without validation, the top-level ``datasets`` set aside while Altair walks the spec.
+_COMPOSITES = (alt.LayerChart, alt.HConcatChart, alt.VConcatChart)
 
-    Altair visits every value of every row in ``to_dict``: seconds for a run of a few thousand kernels. The
-    datasets of :func:`roofline_chart` are plain JSON rows already, so they are put back unvisited. Validating
-    against the Vega-Lite schema took a third of a report's time; the charts are built by this package, and
-    tests/test_render_speed.py checks that every kind validates and gives this same spec.
+
+def _spec_dict(chart: Any) -> dict[str, Any]:
+    """``chart.to_dict(validate=False)``, the same dict, without Altair's copies of compound charts.
+
+    Altair's ``to_dict`` re-creates every layered or concatenated chart before serialising it (a shallow copy
+    re-runs the constructor, which deep-copies every sub-chart), once per level of nesting: a time-based
+    roofline (three levels, ~20 layers) took 0.1 s, more than its own building. Here a compound chart without
+    data of its own is serialised the way ``to_dict`` does it (same context, ``$schema``, theme, datasets) but
+    in place; single-view charts and channels are Altair's own ``to_dict``. The top-level ``datasets`` (plain
+    JSON rows from :func:`rooflake.render.inputs.values`) are put in unvisited: Altair visits every value of
+    every row, seconds for a run of a few thousand kernels. Validating against the Vega-Lite schema took a third
+    of a report's time; the charts are built by this package, and tests/test_render_speed.py checks for every
+    kind that the spec validates and equals Altair's ``to_dict()``.
     """
+    if not isinstance(chart, _COMPOSITES) or chart.data is not alt.Undefined:
+        return _altair_spec(chart)
+    context: dict[str, Any] = {"datasets": {}}
+    spec = _compound(chart, context)
+    spec.setdefault("$schema", alt.SCHEMA_URL)
+    theme: Any = alt.theme.get()  # the active theme's config under the spec, as to_dict puts it
+    spec = dict(alt.utils.update_nested(theme(), spec, copy=True))
+    if context["datasets"]:
+        spec.setdefault("datasets", {}).update(context["datasets"])
+    return spec
+
+
+def _altair_spec(chart: Any) -> dict[str, Any]:
+    """Altair's ``to_dict(validate=False)``, the top-level ``datasets`` set aside while it walks the spec."""
     datasets = getattr(chart, "datasets", alt.Undefined)
     if not isinstance(datasets, dict) or not datasets:
         return chart.to_dict(validate=False)
@@ -136,8 +158,34 @@ def _spec_dict(chart: Any) -> dict[str, Any]:
         spec = chart.to_dict(validate=False)
     finally:
         chart.datasets = datasets
-    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
+    spec["datasets"] = {**datasets, **spec.get("datasets", {})}
     return spec
+
+
+def _compound(chart: Any, context: dict[str, Any]) -> dict[str, Any]:
+    """A layered or concatenated chart without data of its own as ``to_dict`` gives it below the top level:
+    its properties serialised with the context Altair passes (``datasets`` shared, ``top_level`` false)."""
+    inner = {**context, "top_level": False, "pre_transform": False}
+    out: dict[str, Any] = {}
+    for key, value in chart._kwds.items():
+        if value is alt.Undefined or key == "shorthand":
+            continue
+        out[key] = value if key == "datasets" else _serialise(value, inner)
+    return out
+
+
+def _serialise(obj: Any, context: dict[str, Any]) -> Any:
+    """One property value: sub-charts (compound ones in place), schema objects by their ``to_dict``, lists and
+    dicts element by element (``Undefined`` entries left out), anything else as it is."""
+    if isinstance(obj, _COMPOSITES) and obj.data is alt.Undefined:
+        return _compound(obj, {**context, "datasets": context["datasets"]})
+    if isinstance(obj, alt.SchemaBase):
+        return obj.to_dict(validate=False, context=context)
+    if isinstance(obj, (list, tuple)):
+        return [_serialise(v, context) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _serialise(v, context) for k, v in obj.items() if v is not alt.Undefined}
+    return obj
 
 
 def _vconcat(top: dict[str, Any], bottom: dict[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import altair as alt
 import polars as pl
 
 from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
+from rooflake.render.compose import hconcat_chart, layer_chart, vconcat_chart
 from rooflake.render.formats import duration, si, truncate
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
 from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
@@ -188,7 +189,7 @@ def _line_layers(
         .encode(
             x=x_enc,
             y=y_enc,
-            detail="label:N",
+            detail=alt.Detail("label:N"),
             color=alt.Color("color:N", scale=None),
             strokeDash=alt.StrokeDash("dash:N", scale=None),
             tooltip=[alt.Tooltip("label:N", title="line")],
@@ -200,7 +201,7 @@ def _line_layers(
         .encode(
             x=x_enc,
             y=y_enc,
-            text="text:N",
+            text=alt.Text("text:N"),
             angle=alt.Angle("angle:Q", scale=None),
             color=alt.Color("color:N", scale=None),
         )
@@ -355,8 +356,8 @@ def _prepare(rows: Table, ceilings: Table, level: str) -> _Rows:
     return _Rows(df, t_o, source, ceil, level, others)
 
 
-def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
-    """The two time panels (T vs F, T vs Q at the level) side by side, and their datasets."""
+def _time_vs_complexity(r: _Rows) -> tuple[list[alt.LayerChart], dict[str, Any]]:
+    """The two time panels (T vs F, T vs Q at the level), to be put side by side, and their datasets."""
     lv = LEVEL_LABEL[r.level]
     by_f = _point_cols(r.df.filter(_drawable("flops")))
     by_q = _point_cols(r.df.filter(_drawable("bytes")))
@@ -376,7 +377,7 @@ def _time_vs_complexity(r: _Rows) -> tuple[alt.HConcatChart, dict[str, Any]]:
         panel, data = _time_panel(r, name, pts, x_title, kind, roofs, y_dom)
         panels.append(panel)
         datasets.update(data)
-    return alt.HConcatChart(hconcat=panels, spacing=30), datasets
+    return panels, datasets
 
 
 def _bound_lines(
@@ -431,7 +432,7 @@ def _time_panel(
         )
     what = "FLOPs" if name == "flops" else LEVEL_LABEL[r.level] + " bytes"
     head = alt.TitleParams(f"Time vs {what} ({pts.height} drawn)", anchor="start", fontSize=12)
-    panel = alt.LayerChart(layer=layers, width=_W, height=_H, title=head)
+    panel = layer_chart(layers, width=_W, height=_H, title=head)
     return panel, {f"rl_tc_{name}_points": values(pts), **line_data}
 
 
@@ -467,12 +468,12 @@ def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[alt.Chart]:
         alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box")
         .mark_rect(color=_FLOOR_COLOR, fillOpacity=0.12, stroke=_FLOOR_COLOR, strokeOpacity=0.7, strokeDash=[5, 3],
                    clip=True)
-        .encode(x=ax.x("x"), y=ay.y("y"), x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("label:N", title="")])
+        .encode(x=ax.x("x"), y=ay.y("y"), x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q"), tooltip=[alt.Tooltip("label:N", title="")])
     )  # fmt: skip
     text = (
         alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box_label")
         .mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
-        .encode(x=ax.x("x2"), y=ay.y("y2"), text=alt.value(f"t_o box ({duration(t_o)})"))
+        .encode(x=ax.x("x2"), y=ay.y("y2"), text=alt.TextValue(f"t_o box ({duration(t_o)})"))
     )
     return [box, text]
 
@@ -508,7 +509,7 @@ def _complexity_plane(r: _Rows, title: str | None = None) -> tuple[alt.LayerChar
     head = alt.TitleParams(
         title or "Complexity plane", subtitle=subtitle, anchor="start", subtitleColor="#555555"
     )
-    chart = alt.LayerChart(layer=layers, width=560, height=420, title=head)
+    chart = layer_chart(layers, width=560, height=420, title=head)
     return chart, {"rl_cp_boxes": boxes, "rl_cp_points": values(pts), **line_data}
 
 
@@ -557,10 +558,8 @@ def time_vs_complexity_chart(
     t_o), ``TypeError`` (input type), :class:`RooflineDataError` (no row can be drawn on either panel).
     """
     r = _prepare(rows, ceilings, level)
-    chart, datasets = _time_vs_complexity(r)
-    return alt.HConcatChart(
-        hconcat=chart.hconcat, spacing=30, title=_title(r.df, r.t_o, r.source, title), datasets=datasets
-    )
+    panels, datasets = _time_vs_complexity(r)
+    return hconcat_chart(panels, spacing=30, title=_title(r.df, r.t_o, r.source, title), datasets=datasets)
 
 
 def complexity_plane_chart(
@@ -579,8 +578,8 @@ def complexity_plane_chart(
     ``rl_cp_points``. Raises as :func:`time_vs_complexity_chart` (no row with F > 0, Q > 0, T and T_min).
     """
     chart, datasets = _complexity_plane(_prepare(rows, ceilings, level), title)
-    return alt.LayerChart(
-        layer=chart.layer, width=chart.width, height=chart.height, title=chart.title, datasets=datasets
+    return layer_chart(
+        chart.layer, width=chart.width, height=chart.height, title=chart.title, datasets=datasets
     )
 
 
@@ -591,9 +590,9 @@ def time_roofline_chart(
     errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0
     (e.g. only zero-FLOP kernels). Returns a VConcatChart with every dataset at the top level."""
     r = _prepare(rows, ceilings, level)
-    top, datasets = _time_vs_complexity(r)
+    panels, datasets = _time_vs_complexity(r)
     head = _title(r.df, r.t_o, r.source, title)
-    parts: list[Any] = [top]
+    parts: list[Any] = [hconcat_chart(panels, spacing=30)]
     try:
         plane, plane_data = _complexity_plane(r)
     except RooflineDataError:
@@ -601,4 +600,4 @@ def time_roofline_chart(
     else:
         parts.append(plane)
         datasets.update(plane_data)
-    return alt.VConcatChart(vconcat=parts, spacing=28, title=head, datasets=datasets)
+    return vconcat_chart(parts, spacing=28, title=head, datasets=datasets)

@@ -17,6 +17,7 @@ import altair as alt
 import polars as pl
 
 from rooflake.render.axes import ai_x, flops_y, half_decade_range
+from rooflake.render.compose import layer_chart
 from rooflake.render.formats import flags_text
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
 from rooflake.render.marks import (
@@ -240,8 +241,8 @@ def trajectory_chart(
         text=title or f"Roofline trajectories as {vary} varies", subtitle=subtitle, anchor="start",
         subtitleColor="#555555",
     )  # fmt: skip
-    return alt.LayerChart(
-        layer=layers,
+    return layer_chart(
+        layers,
         resolve=alt.Resolve(
             scale=alt.ScaleResolveMap(color="independent", shape="independent", strokeDash="independent")
         ),
@@ -378,7 +379,7 @@ def _trajectory_layers(
         "x": x_enc,
         "y": y_enc,
         "color": with_legend,
-        "detail": "traj_id:N",
+        "detail": alt.Detail("traj_id:N"),
         # Vega-Lite sorts a line by one order field only (a list falls back to x): seq = rank in (step, run_id)
         "order": alt.Order("seq:Q"),
     }
@@ -418,7 +419,7 @@ def _trajectory_layers(
         .encode(**point_enc),
         alt.Chart(alt.NamedData(name="rl_traj_values"), name="values")
         .mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=10)
-        .encode(x=x_enc, y=y_enc, text="text:N", color=color),
+        .encode(x=x_enc, y=y_enc, text=alt.Text("text:N"), color=color),
     ]
 
 

@@ -6,10 +6,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from rooflake.pipeline import ingest_paths
-from rooflake.render import engine, roofline_chart, save_chart, spec_dict, time_roofline_chart
+from rooflake.render import (
+    complexity_plane_chart,
+    engine,
+    roofline_chart,
+    save_chart,
+    spec_dict,
+    time_roofline_chart,
+    time_vs_complexity_chart,
+    trajectory_chart,
+)
 from rooflake.render.report import write_report
 from rooflake.schema import OutputError
 from rooflake.store import Store
@@ -25,17 +35,34 @@ def charts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     (r,) = list(ingest_paths([fixture("AveryClapp__ESMM-Research__profile_output")], root))
     v = roofline(Store(root), r.run_id, "all")
     t = time_roofline(Store(root), r.run_id, level="dram", launch_overhead_ns=1000)
+    # a trajectory over the run's kernels as if each were one step of a sweep (real AI and FLOP/s)
+    steps = [
+        {"series": "model=m", "entity": "k", "level": "dram", "run_id": f"{r.run_id[:-1]}{i}", "value": str(i),
+         "step": i, "ai": row["ai_dram"], "flops_per_s": row["achieved_flops_per_s"]}
+        for i, row in enumerate(v.points.to_pylist(), start=1)
+        if row["ai_dram"] and row["achieved_flops_per_s"]
+    ]  # fmt: skip
     return {
         "roofline": roofline_chart(v.points, v.ceilings, level="all", precision="all", title="t"),
+        "roofline dram": roofline_chart(v.points, v.ceilings, level="dram", precision="all"),
         "time": time_roofline_chart(t.points, t.ceilings, level="dram"),
+        "time vs complexity": time_vs_complexity_chart(t.points, t.ceilings, level="l2"),
+        "complexity plane": complexity_plane_chart(t.points, t.ceilings, level="dram"),
+        "trajectory": trajectory_chart(pl.DataFrame(steps), v.ceilings, level="dram"),
     }
 
 
 def test_the_fast_spec_is_the_validated_spec(charts) -> None:
+    """Altair's to_dict() rebuilds every layered or concatenated chart with its own constructor, so this also
+    checks that rooflake.render.compose builds the charts Altair would (names of concatenated layers included)."""
     for name, chart in charts.items():
         validated = chart.to_dict()  # type: ignore[attr-defined]  # raises when the spec breaks the schema
         assert spec_dict(chart) == validated, name
         assert spec_dict(chart) == validated, name  # the chart is left as it was
+    time = spec_dict(charts["time"])
+    names = [lyr["name"] for panel in time["vconcat"][0]["hconcat"] for lyr in panel["layer"]]
+    assert "tc_flops_measured_0" in names and "tc_bytes_measured_1" in names
+    assert all(lyr["name"].endswith("_1") for lyr in time["vconcat"][1]["layer"])
 
 
 def test_a_report_renders_in_renderer_processes(charts, tmp_path) -> None:
@@ -43,7 +70,7 @@ def test_a_report_renders_in_renderer_processes(charts, tmp_path) -> None:
     try:
         assert engine.submit(os.getpid).result() != os.getpid()
         sections = [
-            {"title": "a", "charts": list(charts.items())},
+            {"title": "a", "charts": [("r", charts["roofline"]), ("t", charts["time"])]},
             {"title": "b", "charts": [("r", charts["roofline"])]},
         ]
         res = write_report(sections, tmp_path / "rep")
