@@ -16,6 +16,7 @@ from test_pruning import REPORTS, copy_runs, named_answers
 from test_s3_store import invoke, s3_endpoint  # noqa: F401 - the moto server fixture
 
 from rooflake.pipeline import ingest_file, ingest_paths
+from rooflake.schema import StoreError
 from rooflake.store import ALL_TABLES, Store, compact, remote
 
 from _support import fixture
@@ -142,3 +143,143 @@ def test_store_files_name_the_compacted_files_of_a_local_store(source, tmp_path:
     ]
     assert Store(root, only_runs=[runs[0]]).files("kernels") == Store(root).files("kernels")
     assert Store(root).published() == dict.fromkeys(runs, "compacted")
+
+
+# ---- incremental compaction and two compactions at once (issue 15) -----------------------------------------------
+def _compacted_objects(url: str) -> dict[str, str]:
+    """Every compacted file of the store: key -> ETag (a rewritten object has a new name or ETag)."""
+    import fsspec
+
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, use_listings_cache=False)
+    found = fs.find(url, detail=True)
+    return {k: v["ETag"] for k, v in found.items() if "/compacted/" in k}
+
+
+@pytest.fixture()
+def s3_part(s3_endpoint: str, source: tuple[Path, list[str]]) -> tuple[str, list[str], dict[str, Any]]:  # noqa: F811
+    """``s3://<new bucket>/store`` holding the first nine runs of ``source``; the local answers over all twelve."""
+    import fsspec
+
+    local, runs = source
+    bucket = f"rl-{uuid.uuid4().hex[:12]}"
+    fsspec.filesystem("s3", skip_instance_cache=True).mkdir(bucket)
+    url = f"s3://{bucket}/store"
+    _upload(local, runs[:9], url)
+    return url, runs, named_answers(Store(local), runs)
+
+
+def test_s3_compact_ingest_more_compact_again_writes_only_the_new_runs(s3_part, source) -> None:
+    url, runs, local_answers = s3_part
+    local, _ = source
+    assert compact.compact(url).written == 9
+    first = _compacted_objects(url)
+    _upload(local, runs[9:], url)
+    second = compact.compact(url)
+    # 3 new runs next to a generation of 9 (> MERGE_RATIO x 3): only they are written, the first files untouched
+    assert (second.written, second.merged, second.segments, second.runs) == (3, 0, 2, len(runs))
+    now = _compacted_objects(url)
+    assert {k: now[k] for k in first} == first and len(now) > len(first)
+    snap = remote.Snapshot.take(url)
+    assert snap.published() == dict.fromkeys(runs, "compacted") and not any(snap.files.values())
+    assert named_answers(Store(url), runs) == local_answers
+    # a run of the second generation re-ingested with --force: that one is rewritten, the first still untouched
+    import pyarrow.parquet as pq
+
+    from rooflake.store.layout import part_file
+
+    last = runs[-1]
+    tables = {t: pq.read_table(p) for t in ALL_TABLES if (p := part_file(local, t, last)).exists()}
+    assert Store(url).publish(last, tables, force=True).status == "replaced"  # what --force does
+    third = compact.compact(url)
+    assert third.merged == 1 and third.segments == 2
+    assert {k: v for k, v in _compacted_objects(url).items() if k in first} == first
+    assert Store(url).run_ids() == sorted(runs)
+    assert compact.compact(url).written == 0
+    assert remote.clean(url, stale_after_s=-1.0) == 0  # nothing left over
+
+
+PAUSED = """
+import sys, time
+from pathlib import Path
+from rooflake.store import compact
+write, ready, go = compact.write_generation, Path(sys.argv[2]), Path(sys.argv[3])
+def paused(*a, **k):
+    ready.touch()
+    t0 = time.monotonic()
+    while not go.exists() and time.monotonic() - t0 < 300:
+        time.sleep(0.05)
+    return write(*a, **k)
+compact.write_generation = paused
+r = compact.compact(sys.argv[1])
+print(r.runs, r.written)
+"""
+
+
+def test_a_second_s3_compaction_fails_and_changes_nothing(s3_runs, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    url, runs, local_answers = s3_runs
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    first = subprocess.Popen(
+        [sys.executable, "-c", PAUSED, url, str(ready), str(go)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert first.poll() is None and time.monotonic() < deadline, "the first compaction did not start"
+            time.sleep(0.05)
+        cli = "from rooflake.cli import main; main()"
+        second = subprocess.run(
+            [sys.executable, "-c", cli, "compact", "--store", url], capture_output=True, text=True
+        )
+        assert second.returncode == 1, second.stderr
+        (line,) = second.stderr.strip().splitlines()
+        assert line.startswith(
+            f"Error: store {url}: another rl compact is running on it (pid {first.pid} on "
+        )
+        assert not _compacted_objects(url)  # the second wrote nothing
+    finally:
+        go.touch()
+    out, _ = first.communicate(timeout=300)
+    assert first.returncode == 0 and out.split() == [str(len(runs)), str(len(runs))]
+    assert named_answers(Store(url), runs) == local_answers
+    assert compact.compact(url).written == 0  # the lock object is gone
+
+
+def test_a_compaction_whose_lock_was_taken_over_cannot_commit(s3_runs, monkeypatch) -> None:
+    """A compaction that outlived its lock (taken over as stale by another one, which committed first) fails at
+    its conditional manifest PUT, or when the files it reads are gone, and changes nothing: no run is lost."""
+    url, runs, local_answers = s3_runs
+    write = compact.write_generation
+    started, resume = threading.Event(), threading.Event()
+
+    def paused(*a: Any, **k: Any) -> Any:
+        if threading.current_thread().name == "slow":
+            started.set()
+            resume.wait(120)
+        return write(*a, **k)
+
+    monkeypatch.setattr(compact, "write_generation", paused)
+    errors: list[Exception] = []
+
+    def slow() -> None:
+        try:
+            compact.compact(url)
+        except StoreError as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=slow, name="slow")
+    thread.start()
+    assert started.wait(120)
+    with pytest.raises(StoreError, match="another rl compact is running on it"):
+        compact.compact(url)
+    taker = compact.compact_remote(url, stale_after_s=-1.0)  # the lock is "stale": taken over
+    assert taker.written == len(runs)
+    resume.set()
+    thread.join(120)
+    (error,) = errors
+    assert str(error).startswith(f"store {url}: another rl compact committed while this one ran")
+    assert named_answers(Store(url), runs) == local_answers
+    assert remote.Snapshot.take(url).published() == dict.fromkeys(runs, "compacted")
