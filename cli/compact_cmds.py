@@ -12,13 +12,15 @@ from rooflake.cli.common import StoreOpt, app, guard
 @app.command()
 @guard
 def compact(store: StoreOpt = None) -> None:
-    """Rewrite every run's small partitions into one compacted file per table, without changing any answer.
+    """Fold the runs ingested since the last compaction into compacted files, without changing any answer.
 
     Queries over the whole history then read a few files instead of three per run; a one-run query skips other
-    runs' row groups. Safe beside readers and ingests (it holds the store's lock; an ingest waits), safe to kill
-    (the store answers as before), and idempotent: run it from cron, e.g. nightly. A run re-ingested with --force
-    afterwards is read from its new partitions until the next compaction. On object storage (s3://) the compacted
-    files are uploaded, then compacted.json commits them; run one compaction per store at a time there.
+    runs' row groups. Incremental: each compaction writes one new generation (a file per table) holding the new
+    runs only, and merges small generations into it, so its work follows the new runs and a store keeps at most 8
+    generations. Safe beside readers and ingests (an ingest waits), safe to kill (the store answers as before),
+    idempotent: run it from cron, e.g. nightly. A run re-ingested with --force afterwards is read from its new
+    partitions until the next compaction. One compaction per store at a time: a second one fails at once and
+    changes nothing (on s3:// too: a lock object, and compacted.json's conditional PUT is the commit).
     """
     from rooflake.store import Store
     from rooflake.store.compact import compact as compact_store
@@ -26,6 +28,7 @@ def compact(store: StoreOpt = None) -> None:
     s = Store(store)
     r = compact_store(s.url if s.url is not None else Path(str(s.root)))
     typer.echo(
-        f"store {s.root}: {r.runs} runs compacted, {r.partitions_removed} partition folders removed, "
+        f"store {s.root}: {r.runs} runs compacted ({r.written} written now, {r.merged} generations merged, "
+        f"{r.segments} in all), {r.partitions_removed} partitions removed, "
         f"{r.files_before} -> {r.files_after} Parquet files (generation {r.generation})"
     )
