@@ -204,13 +204,12 @@ def _load(path: Path, noise: Captured) -> tuple[Any, str, str | None]:
 
 @contextlib.contextmanager
 def pyarrow_without_pandas() -> Iterator[None]:
-    """In an ingest worker (a child process, which never needs pandas), let pyarrow's one check for pandas find it
-    absent: building Arrow from Python lists (``pa.table``, ``pa.array``, even of NumPy object arrays) imports pandas
-    where it is installed, 0.6 s of a worker's 1.1 s (issue 14), and pyarrow checks once per process. In the main
-    process nothing changes (a caller may want ``to_pandas()`` later), nor where pandas is already imported."""
-    import multiprocessing
-
-    if "pandas" in sys.modules or multiprocessing.parent_process() is None:
+    """Let pyarrow's one check for pandas, made inside this block, find it absent. Building Arrow from Python lists
+    (``pa.table``, ``pa.array``, even of NumPy object arrays) makes pyarrow import pandas where it is installed,
+    once per process: 0.6-0.8 s of a report's ingest (issue 14), and every ingest worker is a fresh process. Nothing
+    is lost: pyarrow retries the import for an explicit conversion (``to_pandas()``, ``Table.from_pandas``), and
+    ``pa.table`` of a DataFrame still works (through the Arrow C stream). No-op where pandas is already imported."""
+    if "pandas" in sys.modules:
         yield
         return
     blocker = _NoPandas()
@@ -226,7 +225,7 @@ class _NoPandas:
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"{name} is not used in an ingest worker", name=name)
+            raise ModuleNotFoundError(f"{name} is not used to build Arrow tables", name=name)
 
 
 class _Tables:

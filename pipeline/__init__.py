@@ -13,17 +13,17 @@ report costs milliseconds, and memory stays flat in the number of reports.
 
 from __future__ import annotations
 
+import functools
 import glob as _glob
 import os
 import resource
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
 from rooflake.schema import (
@@ -38,8 +38,11 @@ from rooflake.schema.catalog import FP16_CONVENTIONS
 from rooflake.schema.duck import DuckTable, duck_row
 from rooflake.store import Store
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 TASKS_PER_WORKER = 1  # see the module docstring: one report per process
-WORKER_PRELOAD = [*PRELOAD, "rooflake.store", "rooflake.pipeline"]
+WORKER_PRELOAD = [*PRELOAD, "rooflake.store", "rooflake.pipeline", "rooflake.pipeline.warm"]
 # an empty file in a folder is a report only when named like one (an empty .ncu-rep is a broken report to flag; an
 # empty __init__.py or .keep is nothing)
 REPORT_SUFFIXES = (".ncu-rep", ".nsys-rep", ".qdrep", ".sqlite")
@@ -71,8 +74,10 @@ class IngestResult:
         return asdict(self)
 
 
+@functools.cache
 def rooflake_version() -> str:
-    """The installed rooflake version, ``unknown`` when running from a source tree."""
+    """The installed rooflake version, ``unknown`` when running from a source tree. Read once per process (the
+    package metadata look-up takes 20-35 ms: a worker would pay it per report, see :mod:`rooflake.pipeline.worker`)."""
     try:
         return version("rooflake")
     except PackageNotFoundError:
@@ -85,7 +90,12 @@ def _runs_table(out: dict[str, Any], row: dict[str, Any]) -> pa.Table | DuckTabl
     con = next((t.con for t in out.values() if isinstance(t, DuckTable)), None)
     if con is not None:
         return duck_row(con, RUNS, row)
-    return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
+    import pyarrow as pa
+
+    from rooflake.ingest.ncu_rep import pyarrow_without_pandas
+
+    with pyarrow_without_pandas():
+        return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
 
 
 # runs columns a caller may set at ingest (rl profile knows the command it ran and the host); the rest come from the
@@ -129,6 +139,8 @@ def ingest_file(
     run_id = sha[:16]
     if store.has_run(run_id) and not force:
         return IngestResult(str(path), run_id, "exists")
+    import pyarrow as pa  # here, not at the top: the parent of the ingest workers never builds a table
+
     with open_run(path, run_id=run_id, fp16=fp16) as out:
         run = out["run"]
         row = {
@@ -232,6 +244,18 @@ def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestRes
         return IngestResult(path, None, "error", error=f"{path}: cannot read it ({type(e).__name__}: {e})")
 
 
+def main_script_modules() -> list[str]:
+    """The rooflake modules this process's main script imported (``rooflake.cli`` for the ``rl`` console script),
+    when the main program is a script file. A worker started by a fork server runs the parent's main script again
+    (multiprocessing's ``prepare``; preloading ``__main__`` does not help on Python 3.11, whose fork server drops
+    the script's path): 40 ms of imports per report unless the server imported them first."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None or not getattr(main, "__file__", None):
+        return []
+    found = {getattr(v, "__module__", None) for v in vars(main).values() if callable(v)}
+    return sorted(m for m in found if isinstance(m, str) and m.split(".")[0] == "rooflake")
+
+
 def ingest_paths(
     paths: list[Path],
     store_root: str | Path | None,
@@ -244,8 +268,9 @@ def ingest_paths(
 ) -> Iterator[IngestResult]:
     """Ingest each path; yields one :class:`IngestResult` per file (status ``error`` with the message for a bad
     file: the others still go in). One file is read in this process (in a child if this process has read a
-    report before); several in ``workers`` processes (default: every core), a fresh one per report.
-    A :class:`StoreError` (unwritable store) is raised, not yielded."""
+    report before); several in ``workers`` processes (default: every core), a fresh one per report, largest
+    file first (the longest reads do not end the batch on one busy core). A :class:`StoreError` (unwritable
+    store) is raised, not yielded."""
     store = Store(store_root)
     if paths:
         store.check_writable()
@@ -259,9 +284,19 @@ def ingest_paths(
             raise StoreError(r.error or "store error")
         yield r
         return
-    with mp_context(WORKER_PRELOAD).Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
+    jobs.sort(key=lambda job: -_size(job[0]))
+    ctx = mp_context([*WORKER_PRELOAD, *main_script_modules()])
+    with ctx.Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
         for r in pool.imap_unordered(_worker, jobs):
             if r.status == "store-error":
                 pool.terminate()
                 raise StoreError(r.error or "store error")
             yield r
+
+
+def _size(path: str) -> int:
+    """Bytes of a file or folder to ingest, 0 when it cannot be read (its worker then reports why)."""
+    try:
+        return source_bytes(path)
+    except OSError:
+        return 0
