@@ -110,12 +110,13 @@ def report(
     from rooflake.render import engine
     from rooflake.render.report import write_report
     from rooflake.store import Store
-    from rooflake.views.report import report as report_view
+    from rooflake.views.report import report_runs
 
     engine.start()  # a renderer per core, warming up while the runs are queried
-    rep = report_view(Store(store), since=since, run_ids=runs, where=parse_labels(where, "--where"))
-    n = len(rep.run_ids)
-    res = write_report([section(r) for r in rep.runs], out, title=f"rooflake report — {n} run(s)")
+    ids, reports = report_runs(Store(store), since=since, run_ids=runs, where=parse_labels(where, "--where"))
+    n = len(ids)
+    # each run's charts render on the other cores while the next run is read
+    res = write_report((section(r) for r in reports), out, title=f"rooflake report — {n} run(s)")
     typer.echo(f"wrote {res['index']} ({n} runs, {res['charts']} charts as HTML, PNG and SVG)")
 
 

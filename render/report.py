@@ -1,7 +1,8 @@
 """The static HTML report: one self-contained page (Vega, Vega-Lite, vega-embed and every chart's data inlined: it
 opens offline) plus a PNG and an SVG of each chart, written atomically into a directory.
 
-Input: a list of run sections, each ``{"title": str, "meta": dict, "charts": [(name, chart)], "tables":
+Input: run sections (any iterable: a section's charts start rendering as soon as it is taken, while the caller
+still builds the next ones), each ``{"title": str, "meta": dict, "charts": [(name, chart)], "tables":
 [(heading, pa.Table | pl.DataFrame)], "notes": [str]}``, which the ``rl report`` command builds from the report
 view (:func:`rooflake.views.report.report`); this module only lays them out and writes files. Every string of a
 section reaches the page escaped (:mod:`rooflake.render.page`): text through ``html.escape``, chart specs as
@@ -11,6 +12,7 @@ script-safe JSON.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +78,12 @@ def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str],
     return "".join(parts)
 
 
-def report_page(sections: list[dict[str, Any]], charts_dir: Path, *, title: str = "rooflake report") -> str:
+def report_page(
+    sections: Iterable[dict[str, Any]], charts_dir: Path, *, title: str = "rooflake report"
+) -> str:
     """The report's ``index.html`` (every section's strings escaped); writes the charts' SVG and PNG files
-    (``<section>-<chart>-<name>.svg|png``) into ``charts_dir``."""
+    (``<section>-<chart>-<name>.svg|png``) into ``charts_dir``, each section's charts submitted to the renderers
+    (:mod:`rooflake.render.engine`) as soon as the section is taken from ``sections``."""
     embeds: list[str] = []
     rendering: list[Any] = []
     bundle = engine.submit(engine.javascript_bundle)
@@ -98,7 +103,7 @@ def report_page(sections: list[dict[str, Any]], charts_dir: Path, *, title: str 
 
 
 def write_report(
-    sections: list[dict[str, Any]], out_dir: str | Path, *, title: str = "rooflake report"
+    sections: Iterable[dict[str, Any]], out_dir: str | Path, *, title: str = "rooflake report"
 ) -> dict[str, Any]:
     """Write ``index.html`` (:func:`report_page`) and ``charts/<name>.png|svg`` for every chart into ``out_dir``,
     the charts rendered on every core when the caller started renderer processes first
@@ -111,11 +116,18 @@ def write_report(
     cannot be written (or a file of that name exists).
     """
 
+    taken: list[dict[str, Any]] = []  # the sections as report_page takes them (a generator is read once)
+
+    def keep() -> Iterator[dict[str, Any]]:
+        for sec in sections:
+            taken.append(sec)
+            yield sec
+
     def fill(tmp: Path) -> None:
         (tmp / "charts").mkdir()
-        page = report_page(sections, tmp / "charts", title=title)
+        page = report_page(keep(), tmp / "charts", title=title)
         (tmp / "index.html").write_text(page, encoding="utf-8")
 
     written = write_dir(out_dir, fill)
-    n_charts = sum(len(sec.get("charts", [])) for sec in sections)
+    n_charts = sum(len(sec.get("charts", [])) for sec in taken)
     return {"index": written / "index.html", "charts": n_charts}

@@ -92,3 +92,20 @@ def test_a_renderer_error_reaches_the_caller(charts, tmp_path) -> None:
     finally:
         engine.stop()
     assert Path(tmp_path / "ok.svg").read_text().startswith("<svg")
+
+
+def test_the_javascript_bundle_is_built_once_and_kept(tmp_path, monkeypatch) -> None:
+    import vl_convert as vlc
+
+    monkeypatch.setenv("RL_CACHE_DIR", str(tmp_path / "cache"))
+    built = engine.javascript_bundle()
+    (kept,) = (tmp_path / "cache").iterdir()
+    assert kept.read_text(encoding="utf-8") == built == vlc.javascript_bundle()
+    assert "vega-embed" in built or "vegaEmbed" in built
+    kept.write_text("// kept", encoding="utf-8")  # the next report reads the kept file, not vl-convert
+    assert engine.javascript_bundle() == "// kept"
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(
+        "RL_CACHE_DIR", str(tmp_path / "file" / "cache")
+    )  # cannot be written: no cache, no error
+    assert engine.javascript_bundle() == built

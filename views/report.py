@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -101,9 +102,24 @@ def report(
     where: dict[str, str] | None = None,
 ) -> Report:
     """The data of a report over the runs :func:`select_runs` picks (``since``: ``30m``, ``24h``, ``7d``), each with
-    the previous run of its labels. Reads only those runs' files; the queries whose cost grows with every run read
-    (kernel_roofline, physics_checks) run once for all runs. Raises :class:`UsageError` (bad ``since``),
-    :class:`RunNotFoundError` (no run selected)."""
+    the previous run of its labels: :func:`report_runs` with every run read. Raises as :func:`report_runs`."""
+    ids, runs = report_runs(store, since=since, run_ids=run_ids, where=where)
+    return Report(ids, list(runs))
+
+
+def report_runs(
+    store: Any,
+    *,
+    since: str | None = None,
+    run_ids: list[str] | None = None,
+    where: dict[str, str] | None = None,
+) -> tuple[list[str], Iterator[RunReport]]:
+    """The run ids of a report (oldest first) and their :class:`RunReport` one at a time, each read when it is
+    asked for (``rl report`` renders a run's charts while the next runs are read). The selection, the previous
+    runs, the launch overheads and the queries whose cost grows with every run read (kernel_roofline,
+    physics_checks, run_ceilings: once for all runs) are done before this returns, so it raises
+    :class:`UsageError` (bad ``since``) and :class:`RunNotFoundError` (no run selected) itself. Reads only those
+    runs' files."""
     from rooflake.store import Store
 
     ids = select_runs(store, since=parse_since(since) if since else None, run_ids=run_ids, where=where)
@@ -117,13 +133,13 @@ def report(
         name: fetch(con, name, filters=every)
         for name in ("kernel_roofline", "physics_checks", "run_ceilings")
     }
-    runs = [
+    runs = (
         run_report(
             part, rid, previous.get(rid), overheads[rid], tables={n: _of(t, rid) for n, t in shared.items()}
         )
         for rid in ids
-    ]
-    return Report(ids, runs)
+    )
+    return ids, runs
 
 
 def _of(table: Any, run_id: str) -> Any:
