@@ -2,6 +2,7 @@
 process pool. Figures for docs/scale.md.
 
     python bench/bench_scale.py [N_RUNS] [--ten-k] [--no-spark] [--no-ingest] [--reports N]
+    [--incremental]
 
 The full figure for docs/scale.md: ``python bench/bench_scale.py 100000 --no-spark --reports 1000``.
 
@@ -10,6 +11,8 @@ The full figure for docs/scale.md: ``python bench/bench_scale.py 100000 --no-spa
   run's ``kernel_roofline``, each beside a one-line DuckDB script reading the compacted kernels file (the floor:
   what any reader of that file pays). ``--ten-k``: the same two questions over 10,000 runs as ingest leaves them
   (30,000 partition files) and compacted (bench/stores.py ``cached_store``, then ``rl compact``).
+- ``--incremental``: ``rl compact`` of 1,000 runs ingested after the ``N_RUNS`` store was compacted (a new
+  generation beside the old one), then the count over both.
 - Spark: one process (local[2]) that starts a session, registers the store (``rooflake.spark.register``), then
   counts ``kernel_roofline`` and reads one run's rows; each step timed inside it.
 - Ingest (``--reports N``, default 1,000): N distinct real reports into a new store, ``rl ingest DIR --workers
@@ -195,6 +198,38 @@ def ten_k() -> None:
     duckdb_questions(compacted, "10,000 runs, compacted", kfile)
 
 
+def add_runs(store: Path, n: int, first: int) -> None:
+    """``n`` more runs in ``store`` as ingest leaves them (partitions), ids ``first`` … ``first + n - 1``
+    (bench/stores.py ``make_store`` beside it, the ids then rewritten in every file)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from stores import make_store, run_id
+
+    tmp = store.parent / f".{store.name}-add"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for old in make_store(tmp, n):
+        new = run_id(int(old, 16) + first)
+        for part in tmp.glob(f"*/run_id={old}/part-0.parquet"):
+            tab = pq.read_table(part)
+            tab = tab.set_column(0, "run_id", pa.array([new] * tab.num_rows, pa.string()))
+            out = store / part.parent.parent.name / f"run_id={new}"
+            out.mkdir(parents=True)
+            pq.write_table(tab, out / "part-0.parquet", compression="zstd")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def incremental(n: int, new: int = 1000) -> None:
+    """``rl compact`` of ``new`` runs ingested since the ``n``-run store was compacted (a whole process, once: it
+    changes the store), then count(*) of kernel_roofline over the two generations."""
+    store = copy_store(cached_compacted(n), CACHE / f"runs{n}-incremental")
+    add_runs(store, new, n)
+    ours = timed([*RL, "compact", "--store", str(store)])
+    row(f"rl compact of {new:,} new runs over {n:,} compacted (incremental) [{load()}]", ours, None, "-")
+    duckdb_questions(store, f"{n + new:,} runs, two generations", None)
+
+
 def spark_questions(store: Path, n: int) -> None:
     wall, cpu = timed([PY, "-c", "pass"])  # warm the interpreter's files
     t0 = time.perf_counter()
@@ -277,6 +312,8 @@ def main() -> None:
     duckdb_questions(store, f"{n:,} runs, compacted", kfile)
     if "--ten-k" in sys.argv:
         ten_k()
+    if "--incremental" in sys.argv:
+        incremental(n)
     if "--no-spark" not in sys.argv:
         spark_questions(store, n)
     if "--no-ingest" not in sys.argv:
