@@ -26,14 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
-from rooflake.schema import (
-    RUNS,
-    SCHEMA_VERSION,
-    InputError,
-    RooflakeError,
-    StoreError,
-    UnsupportedFormatError,
-)
+from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
 from rooflake.schema.duck import DuckTable, duck_row
 from rooflake.store import Store
@@ -87,6 +80,8 @@ def rooflake_version() -> str:
 def _runs_table(out: dict[str, Any], row: dict[str, Any]) -> pa.Table | DuckTable:
     """The run's ``runs`` row: built by the reader's DuckDB when it has one (no pandas import by pyarrow, see
     :func:`duck_row`), else by pyarrow."""
+    from rooflake.schema import RUNS  # a pyarrow schema: the parent of the ingest workers never needs it
+
     con = next((t.con for t in out.values() if isinstance(t, DuckTable)), None)
     if con is not None:
         return duck_row(con, RUNS, row)
@@ -140,6 +135,8 @@ def ingest_file(
     if store.has_run(run_id) and not force:
         return IngestResult(str(path), run_id, "exists")
     import pyarrow as pa  # here, not at the top: the parent of the ingest workers never builds a table
+
+    from rooflake.schema import SCHEMA_VERSION
 
     with open_run(path, run_id=run_id, fp16=fp16) as out:
         run = out["run"]
