@@ -142,6 +142,8 @@ class Store:
             if not rows:
                 raise RunNotFoundError(f"store {self.root} holds no runs (ingest one with `rl ingest FILE`)")
             return str(rows[0][0])
+        if len(prefix) == 16 and self.has_run(prefix):  # a whole run id: no listing of every run
+            return prefix
         ids = [r for r in self.run_ids() if r.startswith(prefix)]
         if len(ids) == 1:
             return ids[0]

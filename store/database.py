@@ -1,7 +1,8 @@
 """A store's DuckDB database: one view per table over its Parquet files, read-only unless asked otherwise.
 
-The statements are the ``store/*.sql`` files: ``empty_table``, ``published``, ``table_view`` (+ ``read_branch``), ``failing_view``, ``named_view``, ``lock_down``, and for planning ``plan_settings``, ``plan_view``,
-``explain_plan``, ``drop_plan_view``, ``temp_views``.
+The statements are the ``store/*.sql`` files: ``empty_table``, ``published``, ``table_view`` (+ ``read_files``,
+``read_branch``), ``failing_view``, ``named_view``, ``lock_down``, and for planning ``plan_settings``,
+``plan_view``, ``explain_plan``, ``drop_plan_view``, ``temp_views``.
 
 What a view reads. Each table's view is the union BY NAME of a typed empty stand-in (so an older file's missing
 column reads as NULL, a table without files is empty) with the table's files, ``union_by_name = true``: the
@@ -71,12 +72,17 @@ class Sources:
 
     - ``parts``: table -> run id -> its partition file (path or URL), of every partition folder found;
     - ``compacted``: table -> the compacted files of the committed generation (compacted.json);
-    - ``published``: run id -> ``partition`` or ``compacted``, each published run once (``__published``)."""
+    - ``published``: run id -> ``partition`` or ``compacted``, each published run once (``__published``);
+    - ``mixed``: whether the compacted files hold a run not published from them (re-ingested as a partition since,
+      or not among ``only_runs``): their rows are then joined with ``__published`` (``read_branch.sql``), else read
+      as they are (``read_files.sql``). A partition file holds its own run's rows, and only files of runs published
+      as partitions are listed: they are always read as they are."""
 
     parts: dict[str, dict[str, str]]
     compacted: dict[str, list[str]]
     published: dict[str, str]
     local: bool
+    mixed: bool = True
 
     def files(self, table: str, source: str, runs: Runs) -> list[str]:
         """The files of ``table`` from ``source`` that hold rows of ``runs`` (None: every run)."""
@@ -125,19 +131,20 @@ def take_sources(root: Path | Snapshot, only_runs: list[str] | None) -> Sources:
     local = not isinstance(root, Snapshot)
     # a runs folder counts as published; whether its file is in place is checked for the files a query binds
     published = dict.fromkeys(parts["runs"], "partition")
+    mixed = False
     for r in in_compacted:
         if r not in published and (keep is None or r in keep):
             published[r] = "compacted"
-    return Sources(parts, compacted, published, local)
+        else:
+            mixed = True
+    return Sources(parts, compacted, published, local, mixed)
 
 
 def _failing_view(con: Any, table: str, error: str) -> None:
     """View ``table`` with the table's columns whose every read raises ``error`` plus a pointer to ``rl doctor``
     (``failing_view.sql``)."""
     message = sql_str(f"{error} (Store.doctor / `rl doctor` lists every damaged file of the store)")
-    cols = ", ".join(
-        f"CAST(error('{message}') AS {f.type}) AS \"{f.name}\"" for f in COLUMNS[table]
-    )
+    cols = ", ".join(f"CAST(error('{message}') AS {f.type}) AS \"{f.name}\"" for f in COLUMNS[table])
     con.execute(sql_template(PKG, "failing_view.sql", table=table, columns=cols, message=f"'{message}'"))
 
 
@@ -188,6 +195,60 @@ def scan_runs(plan: Any) -> dict[str, Runs] | None:
     return {t: found.get(t, frozenset()) for t in ALL_TABLES}
 
 
+def _unbound(sql: str) -> str:
+    """``sql`` with each parameter (``$name``, ``$1``, ``?``) replaced by ``NULL``, found by DuckDB's tokenizer (so
+    a ``$`` in a string, a quoted name or a comment stays; its positions count UTF-8 bytes): DuckDB binds no
+    statement with parameters for ``get_table_names``, and which tables a statement reads does not depend on its
+    parameters' values."""
+    import duckdb
+
+    text = sql.encode()
+    kinds = duckdb.token_type
+    op, name = kinds.operator, (kinds.identifier, kinds.keyword, kinds.numeric_const)  # $primary: a keyword
+    tokens = [*duckdb.tokenize(sql), (len(text), None), (len(text), None)]
+    out: list[bytes] = []
+    last = 0
+    for (pos, kind), (end, nxt), (after, _) in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        token = text[pos:end].rstrip()
+        if kind == op and token == b"?":
+            out += [text[last:pos], b"NULL"]
+            last = pos + 1
+        elif kind == op and token == b"$" and end == pos + 1 and nxt in name:
+            out += [text[last:pos], b"NULL"]
+            last = end + len(text[end:after].rstrip())
+    return b"".join([*out, text[last:]]).decode()
+
+
+def bound_tables(con: Any, sql: str) -> set[str] | None:
+    """The base tables DuckDB's binder resolves ``sql`` to on ``con`` (views and table macros expanded, the
+    caller's temporary views included; a registered Arrow table is none), lower case; None when it cannot say
+    (DuckDB's name binder fails on some statements, e.g. ``USING`` joins of base tables). While a statement is
+    planned (:meth:`Database.plan_runs`), a store table it reads is named by its stand-in ``__empty_<table>``
+    whether or not the optimizer keeps its scan."""
+    import duckdb
+
+    try:
+        return {n.lower() for n in con.get_table_names(_unbound(sql), qualified=False)}
+    except duckdb.Error:
+        return None
+
+
+def read_runs(scanned: dict[str, Runs] | None, named: set[str] | None) -> dict[str, Runs] | None:
+    """Per store table, the runs a statement reads: those its scans read (``scanned``: :func:`scan_runs` of its
+    plan over the empty stand-ins), every run of a table whose stand-in the binder names (``named``:
+    :func:`bound_tables`) but no scan reads (the optimizer dropped the scan: read every file, as the statement
+    would over them), none of a table neither names (the statement reads no file of it: a query over the
+    caller's given tables only binds no file). ``named`` None (the binder could not say): ``scanned`` as it is,
+    which is None (every file) for a plan without a stand-in scan."""
+    if named is None:
+        return scanned
+    out: dict[str, Runs] = {}
+    for t in ALL_TABLES:
+        runs = scanned.get(t, frozenset()) if scanned is not None else frozenset()
+        out[t] = None if f"__empty_{t}" in named and runs == frozenset() else runs
+    return out
+
+
 class Database:
     """One store's DuckDB database and what its table views read now (:func:`build`); :meth:`cursor` gives the
     cursors callers use. ``prune``: views are pointed query by query (see the module docstring)."""
@@ -205,6 +266,9 @@ class Database:
         #: a store on object storage: what was listed, and the runs listed (:meth:`refresh` lists again)
         self.snapshot: Snapshot | None = None
         self.only_runs: list[str] | None = None
+        #: whether this DuckDB's binder names the stand-ins a statement reads through views and macros
+        #: (:func:`bound_tables`; checked once by :func:`_check_planner`)
+        self.binds = False
 
     def stale(self, error: Exception) -> bool:
         """Whether ``error`` says a file of this database's :class:`Snapshot` is gone: on object storage a
@@ -218,11 +282,7 @@ class Database:
         assert self.snapshot is not None, "refresh() of a local store's database"
         self.snapshot = Snapshot.take(self.snapshot.url, self.only_runs)
         self.sources = take_sources(self.snapshot, self.only_runs)
-        runs = sorted(self.sources.published)
-        con.execute(
-            sql_file(PKG, "published.sql"),
-            {"runs": runs, "sources": [self.sources.published[r] for r in runs]},
-        )
+        _published(con, self.sources)
         self.pointed = {}
         self.union |= self.guessed
         self.guessed = set()
@@ -297,7 +357,8 @@ class Database:
                     self.guessed.add(t)
                 listed = "[" + ", ".join(f"'{sql_str(f)}'" for f in ordered or files) + "]"  # a literal list
                 union = "false" if ordered is not None else "true"
-                branches.append(sql_template(PKG, "read_branch.sql", files=listed, source=src, union=union))
+                branch = "read_branch.sql" if src == "compacted" and self.sources.mixed else "read_files.sql"
+                branches.append(sql_template(PKG, branch, files=listed, source=src, union=union))
             view = sql_template(
                 PKG, "table_view.sql", table=t, columns=_columns(t), sources="\n".join(branches)
             )
@@ -308,9 +369,10 @@ class Database:
             self.pointed[t] = lists
 
     def plan_runs(self, con: Any, sql: str, params: Any) -> dict[str, Runs] | None:
-        """The runs each table's scans read when ``con`` runs ``sql`` (:func:`scan_runs`), from its plan over the
-        empty stand-ins; None when it cannot be planned (then every file is read). A table a temporary view of
-        the caller's hides (``queries.fetch``'s ``tables=``) is planned as that view reads it."""
+        """The runs each table's scans read when ``con`` runs ``sql`` (:func:`read_runs`), from its plan over the
+        empty stand-ins and the tables its binder names (:func:`bound_tables`, when :attr:`binds` says this
+        DuckDB's binder names them); None when it cannot be planned (then every file is read). A table a
+        temporary view of the caller's hides (``queries.fetch``'s ``tables=``) is planned as that view reads it."""
         import duckdb
 
         hidden = {r[0] for r in con.execute(sql_file(PKG, "temp_views.sql")).fetchall()}
@@ -320,12 +382,13 @@ class Database:
                 con.execute(sql_template(PKG, "plan_view.sql", table=t))
             rows = con.execute(sql_template(PKG, "explain_plan.sql", query=sql), params or None).fetchall()
             plan = json.loads(rows[0][1])
+            named = bound_tables(con, sql) if self.binds else None
         except (duckdb.Error, IndexError, ValueError):
             return None
         finally:
             for t in made:
                 con.execute(sql_template(PKG, "drop_plan_view.sql", table=t))
-        return scan_runs(plan)
+        return read_runs(scan_runs(plan), named)
 
     def prepare(self, con: Any, sql: str, params: Any) -> None:
         """Point the views at what statement ``sql`` reads (see the module docstring): a single SELECT its
@@ -445,6 +508,19 @@ class StoreCursor:
         return self._con.table(name)
 
 
+def _published(con: Any, sources: Sources) -> None:
+    """Create ``__published`` (``published.sql``: each published run and where its rows live) when the compacted
+    files hold a run not published from them (:attr:`Sources.mixed`; else no view reads it). The ids go in as one
+    text, split by ``/`` (no run id holds one: it names a folder): a list of 100,000 values binds 10x slower."""
+    if not sources.mixed:
+        return
+    runs = sorted(sources.published)
+    con.execute(
+        sql_file(PKG, "published.sql"),
+        {"runs": "/".join(runs), "sources": "/".join(sources.published[r] for r in runs)},
+    )
+
+
 def lock_down(con: Any, root: Path | Snapshot) -> None:
     """Let ``con``'s database read files under ``root`` only, and change no setting from now on (``lock_down.sql``)."""
     params = {"dirs": [root.allowed_directory() if isinstance(root, Snapshot) else str(root.resolve()) + "/"]}
@@ -453,9 +529,19 @@ def lock_down(con: Any, root: Path | Snapshot) -> None:
 
 
 def _check_planner(db: Database) -> bool:
-    """Whether this DuckDB's plans show the run filters :func:`scan_runs` reads (else every file is read)."""
-    probe = db.plan_runs(db.con, sql_file(PKG, "probe_plan.sql"), None)
-    return probe is not None and probe.get("runs") == frozenset(["x"])
+    """Whether this DuckDB's plans show the run filters :func:`scan_runs` reads (else every file is read); sets
+    :attr:`Database.binds` when its binder names the stand-in a store table's view reads (:func:`bound_tables`:
+    DuckDB 2.0 binds views and macros for ``get_table_names``, an older one may only parse)."""
+    probe = sql_file(PKG, "probe_plan.sql")
+    for t in ALL_TABLES:
+        db.con.execute(sql_template(PKG, "plan_view.sql", table=t))
+    try:
+        db.binds = bound_tables(db.con, probe) == {"__empty_runs"}
+    finally:
+        for t in ALL_TABLES:
+            db.con.execute(sql_template(PKG, "drop_plan_view.sql", table=t))
+    runs = db.plan_runs(db.con, probe, None)
+    return runs is not None and runs.get("runs") == frozenset(["x"])
 
 
 def _again(db: Database, con: Any, run: Any, *, widen: bool) -> Any:
@@ -510,10 +596,7 @@ def build(
     for t in ALL_TABLES:
         cols = ", ".join(f'"{f.name}" {f.type}' for f in COLUMNS[t])
         con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
-    runs = sorted(sources.published)
-    con.execute(
-        sql_file(PKG, "published.sql"), {"runs": runs, "sources": [sources.published[r] for r in runs]}
-    )
+    _published(con, sources)
     db = Database(con, sources, sources.largest() >= PRUNE_FROM)
     if isinstance(root, Snapshot):
         db.snapshot, db.only_runs = root, only_runs

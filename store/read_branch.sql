@@ -1,8 +1,10 @@
 -- read_branch: one source of a store table's view (table_view.sql): the rows of a list of Parquet files whose run is
--- published from that kind of file. `__published` (published.sql) names each published run once, with where its
--- rows live: 'partition' (its runs/run_id=<id>/ file exists) or 'compacted' (only in the compacted files of
--- compacted.json), so a run re-ingested with --force after a compaction is read from its partitions only, data of
--- a run being published (no runs file yet) is not read, and no run is read twice. The inner join with a distinct
+-- published from that kind of file (the compacted files while they hold a run not published from them:
+-- database.Sources.mixed; other files are read as they are, read_files.sql). `__published` (published.sql) names
+-- each published run once, with where its rows live: 'partition' (its runs/run_id=<id>/ file exists) or
+-- 'compacted' (only in the compacted files of compacted.json), so a run re-ingested with --force after a
+-- compaction is read from its partitions only, data of a run being published (no runs file yet) is not read, and
+-- no run is read twice. The inner join with a distinct
 -- list (not `IN (subquery)`) lets DuckDB push a `run_id = 'X'` filter into the file scan.
 -- Template slots (filled by Python): {files} = the list of quoted paths or URLs (rooflake.schema.duck.sql_str);
 -- {source} = 'partition' or 'compacted'; {union} = true, or false when the first file has every declared column
