@@ -78,3 +78,23 @@ def test_spark_over_s3_without_the_s3a_connector_is_one_clear_error(spark: Any) 
     )
     assert r.exit_code == 1
     assert r.stderr.count("Error:") == 1 and "hadoop-aws" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_spark_reads_every_generation_of_an_incrementally_compacted_store(spark: Any, tmp_path: Path) -> None:
+    """Two generations (compact, ingest more, compact again) and a run re-ingested since: Spark reads each run
+    once, with the same rows as DuckDB."""
+    root = tmp_path / "store"
+    paths = [fixture(r) for r in REPORTS]
+    assert all(r.status == "ingested" for r in ingest_paths(paths, root, workers=2))
+    compact.compact(root)
+    (more,) = list(ingest_paths([fixture("LakshyaSingh354__CudaCode__gemm__reps__naive")], root))
+    assert more.status == "ingested"
+    assert compact.compact(root).segments == 2  # 3 runs > 2 x 1: the first generation is kept
+    assert all(r.status == "replaced" for r in ingest_paths(paths[:1], root, force=True))
+    assert len(Store(root).files("kernels")) == 3  # the re-ingested run's partition, two generations
+    before = _rows(Store(root).query(PER_RUN))
+    assert len(before) == 4
+    on_spark = _rows(rs.execute(Store(root), PER_RUN, spark=spark))
+    assert [(r, n, float(t)) for r, n, t in on_spark] == [(r, n, float(t)) for r, n, t in before]
+    kr = "SELECT run_id, count(*) AS n FROM kernel_roofline GROUP BY run_id"
+    assert _rows(rs.execute(Store(root), kr, spark=spark)) == _rows(queries.execute(Store(root), kr))
