@@ -490,67 +490,6 @@ def _orphans(fs: Any, url: str, stale_after_s: float) -> list[str]:
     ]
 
 
-def commit_compaction(url: str, snapshot: Snapshot, staged: dict[str, Path]) -> tuple[str, int]:
-    """Publish a compaction of the store at ``url`` (what ``rl compact`` writes, :mod:`rooflake.store.compact`).
-
-    ``snapshot``: the whole store as listed before the rows were read (:meth:`Snapshot.take`); ``staged``: table ->
-    a local Parquet file holding every row that table's view read from it, sorted by ``run_id``. The files are
-    uploaded as ``STORE/<table>/compacted/part-<gen>.parquet``, then ``compacted.json`` naming them and every run
-    the snapshot published (its PUT is the commit: until then every run is read as before). Then each compacted
-    run's partition files of the generation the snapshot saw are deleted, its ``runs`` file first (from then on
-    its rows are read from the compacted files; a newer generation, a ``--force`` re-ingest since, stays and
-    wins), and the files of older compactions. No lock exists on object storage: run one compaction at a time per
-    store (ingests meanwhile are safe); when another compaction commits in between, this one deletes nothing.
-    Returns ``(generation, partition files deleted)``. Raises :class:`StoreError` when the store cannot be
-    written, or when another compaction committed since ``snapshot`` was taken (the manifest is written only over
-    the one the snapshot read: S3's conditional PUT, ``If-Match`` / ``If-None-Match``); its uploads are then
-    deleted and the store is as before."""
-    fs = filesystem(url)
-    base = _bucket_path(url)
-    gen = new_generation()
-    files = {t: [f"{t}/{COMPACTED}/part-{gen}.parquet"] for t in staged}
-    uploaded: list[str] = []
-    done = False
-    with store_errors(url):
-        try:
-            for t, local in staged.items():
-                uploaded.append(f"{base}/{files[t][0]}")
-                fs.put_file(str(local), uploaded[-1])
-            _put_manifest(
-                fs, url, Compaction(gen, files, frozenset(snapshot.published())), snapshot.compaction
-            )
-            done = True
-        finally:
-            if not done:
-                with contextlib.suppress(Exception):
-                    _delete(fs, uploaded)
-        runs_files = list(snapshot.files["runs"].values())
-        data_files = [f for t in DATA_TABLES for f in snapshot.files[t].values()]
-        _delete(fs, runs_files)
-        _delete(fs, data_files)
-        _delete(fs, [f"{base}/{p}" for ps in snapshot.compaction.files.values() for p in ps])
-    return gen, len(runs_files) + len(data_files)
-
-
-def _put_manifest(fs: Any, url: str, new: Compaction, old: Compaction) -> None:
-    """Write ``compacted.json`` = ``new``, only over ``old`` (the manifest a snapshot read: its ETag, or none).
-    Raises :class:`StoreError` when another compaction committed since."""
-    import json
-
-    from botocore.exceptions import ClientError
-
-    body = {"generation": new.generation, "files": new.files, "runs": sorted(new.runs)}
-    cond = {"IfMatch": old.etag} if old.etag is not None else {"IfNoneMatch": "*"}
-    try:
-        fs.pipe_file(f"{_bucket_path(url)}/{MANIFEST}", json.dumps(body).encode(), **cond)
-    except (OSError, ClientError) as e:
-        if read_compaction(url).etag != old.etag:
-            raise StoreError(
-                f"store {url}: another compaction committed while this one ran; nothing changed (run it again)"
-            ) from e
-        raise
-
-
 # ---- checking -----------------------------------------------------------------------------------------------
 def _counts(fs: Any, url: str, runs_file: str) -> list[dict[str, Any]]:
     """The ``runs`` row(s) of a readable runs file: run id and row counts."""

@@ -392,37 +392,21 @@ def test_doctor_names_a_damaged_and_a_missing_file(s3_store: str) -> None:
 
 
 # ---- compaction on object storage (the remote half of rl compact) ----------------------------------------------
-def _stage_all(store: Store, tmp: Path) -> dict[str, Path]:
-    """Every table's rows as its view reads them, sorted by run, one local Parquet file per non-empty table."""
-    import pyarrow.parquet as pq
-
-    from rooflake.store.layout import ALL_TABLES
-
-    out = {}
-    for t in ALL_TABLES:
-        rows = store.query(f"SELECT * FROM {t} ORDER BY run_id")
-        if rows.num_rows:
-            pq.write_table(rows, tmp / f"{t}.parquet")
-            out[t] = tmp / f"{t}.parquet"
-    return out
-
-
-def test_a_compaction_commits_with_its_manifest_and_a_force_reingest_wins_over_it(
-    s3_store: str, tmp_path: Path
-) -> None:
-    """remote.commit_compaction: the compacted files and compacted.json replace every run's partitions (the runs
-    stay published, a re-ingest without --force is a no-op); a --force re-ingest of a compacted run gets
-    partitions again; a second compaction over a stale snapshot is refused and leaves the store as it was."""
-    from rooflake.store import remote
+def test_a_compaction_commits_with_its_manifest_and_a_force_reingest_wins_over_it(s3_store: str) -> None:
+    """compact.compact_remote: the compacted files and compacted.json replace every run's partitions (the runs
+    stay published, a re-ingest without --force is a no-op, the lock object is gone); a --force re-ingest of a
+    compacted run gets partitions again; a manifest put over a stale read is refused and leaves the store as it
+    was."""
+    from rooflake.store import compact, remote
 
     ids = sorted(ingest_file(p, s3_store).run_id for p in (A10G, NVTX))
     store = Store(s3_store)
-    snap = remote.Snapshot.take(s3_store)
-    staged = _stage_all(store, tmp_path)
-    gen, removed = remote.commit_compaction(s3_store, snap, staged)
-    assert removed == 7  # runs, kernels, metrics of both, ceilings of the A10G run
+    result = compact.compact_remote(s3_store)
+    assert result.partitions_removed == 7  # runs, kernels, metrics of both, ceilings of the A10G run
+    gen = result.generation
     keys = sorted(k.split("/", 2)[2] for k in _objects(s3_store))
-    assert keys == sorted(["compacted.json", *(f"{t}/compacted/part-{gen}.parquet" for t in staged)])
+    tables = ["ceilings", "kernels", "metrics", "runs"]
+    assert keys == sorted(["compacted.json", *(f"{t}/compacted/part-{gen}.parquet" for t in tables)])
     after = remote.Snapshot.take(s3_store)
     assert after.published() == dict.fromkeys(ids, "compacted") and store.run_ids() == ids
     assert all(store.has_run(r) for r in ids) and ingest_file(A10G, s3_store).status == "exists"
@@ -433,7 +417,8 @@ def test_a_compaction_commits_with_its_manifest_and_a_force_reingest_wins_over_i
         {ids[0]: "compacted", ids[1]: "compacted", ingest_file(A10G, s3_store).run_id: "partition"}.items()
     )
     before = _objects(s3_store)
-    with pytest.raises(StoreError, match="another compaction committed"):
-        remote.commit_compaction(s3_store, snap, staged)  # snap read no manifest: one exists now
+    manifest = compact.Manifest.of("x", (), frozenset())
+    with pytest.raises(StoreError, match="another rl compact committed"):  # read no manifest: one exists now
+        compact._put_manifest(remote.filesystem(s3_store), s3_store, manifest, None)
     assert _objects(s3_store) == before
     assert remote.clean(s3_store, stale_after_s=-1.0) == 0  # nothing orphaned
