@@ -40,16 +40,20 @@ def _draw_time(
     with_run: str | None = None,
     ceilings: CeilingSource | None = None,
 ) -> str:
+    from rooflake.render import engine
+
+    engine.start_for(
+        out
+    )  # vl-convert's engine warms up (outside the GIL) while the rest is imported and queried
     import polars as pl
 
-    from rooflake.render import engine, save_chart
+    from rooflake.render import save_chart
     from rooflake.render.formats import duration
     from rooflake.store import Store
     from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
     if with_run is not None and ceilings is not None:
         raise UsageError("--ceilings with --time --with ESTIMATE_RUN: the estimate view picks its own roofs")
-    engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
         v = estimate_time_roofline(
             Store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o
@@ -98,11 +102,15 @@ def _draw(
     with_run: str | None,
     ceilings: CeilingSource | None = None,
 ) -> str:
-    from rooflake.render import engine, roofline_chart, save_chart, zero_flop_table
+    from rooflake.render import engine
+
+    engine.start_for(
+        out
+    )  # vl-convert's engine warms up (outside the GIL) while the rest is imported and queried
+    from rooflake.render import roofline_chart, save_chart, zero_flop_table
     from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
-    engine.start_for(out)  # vl-convert's engine warms up in its own process meanwhile
     v = roofline(
         Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
         ceilings=ceiling_choice(ceilings),

@@ -109,3 +109,13 @@ def test_the_javascript_bundle_is_built_once_and_kept(tmp_path, monkeypatch) -> 
         "RL_CACHE_DIR", str(tmp_path / "file" / "cache")
     )  # cannot be written: no cache, no error
     assert engine.javascript_bundle() == built
+
+
+def test_one_chart_renders_in_this_process_its_engine_warmed_on_a_thread(charts, tmp_path) -> None:
+    import multiprocessing
+
+    engine.start_for(tmp_path / "r.png")
+    assert engine.submit(os.getpid).result() == os.getpid()
+    assert not multiprocessing.active_children()  # no renderer process for one chart
+    save_chart(charts["roofline"], tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
