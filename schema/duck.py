@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime
+import functools
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 ROW_GROUP_ROWS = 4096
 
 
+@functools.cache  # read once per process: a store planning each statement reads ~18 files per statement
 def sql_file(package: str, name: str) -> str:
     """Text of ``name`` (e.g. ``"copy_parquet.sql"``) in package ``package`` (e.g. ``"rooflake.schema"``), without
     a trailing semicolon. Raises ``FileNotFoundError`` when the package holds no such file."""
