@@ -126,3 +126,23 @@ def test_view_and_a_skipped_comparison(report_dir: Path, monkeypatch: pytest.Mon
     res = CliRunner().invoke(app, ["report", "--store", str(store.root), "--out", str(out)])
     assert res.exit_code == 0, res.stderr
     assert "no comparison with the previous run of the same labels" in (out / "index.html").read_text()
+
+
+def test_given_runs_are_selected_from_their_own_files(report_dir: Path) -> None:
+    """--runs: the given ids (prefixes too), in the order given, kept only where --where's labels hold; their
+    previous runs still found among every run of the store."""
+    from rooflake.schema import RunNotFoundError
+
+    store = Store(report_dir.parent / "store")
+    everyone = report_view.report(store).run_ids
+    batch1 = report_view.select_runs(store, where={"batch": "1"})
+    assert len(everyone) == 3 and len(batch1) == 2
+    picked = report_view.select_runs(store, run_ids=[everyone[2][:6], everyone[0]])
+    assert picked == [everyone[2], everyone[0]]
+    assert report_view.select_runs(store, run_ids=everyone, where={"batch": "1"}) == batch1
+    ids, runs = report_view.report_runs(store, run_ids=[batch1[1]])
+    assert ids == [batch1[1]] and [r.previous for r in runs] == [batch1[0]]
+    with pytest.raises(RunNotFoundError):
+        report_view.select_runs(store, run_ids=["zzzz"])
+    with pytest.raises(RunNotFoundError, match="matches the report's selection"):
+        report_view.select_runs(store, run_ids=[everyone[2]], where={"batch": "nope"})

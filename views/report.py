@@ -72,14 +72,18 @@ def select_runs(
 ) -> list[str]:
     """Run ids for a report, oldest first: the given ids (prefixes), or those ingested within ``since`` (default:
     all), keeping runs whose labels hold every ``where`` pair. Raises :class:`RunNotFoundError`."""
+    from rooflake.store import Store
+
     where = where or {}
     labels = {"label_keys": sorted(where), "label_values": [where[k] for k in sorted(where)]}
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     cutoff = datetime.now(timezone.utc) - since if since and not run_ids else epoch
-    picked = fetch(connect(store), "report_runs", {"since": cutoff, **labels})["run_id"].to_pylist()
+    given = [store.resolve(r) for r in run_ids or []]
+    scope = Store(store.root, only_runs=given) if run_ids else store  # given runs: read only their files
+    picked = fetch(connect(scope), "report_runs", {"since": cutoff, **labels})["run_id"].to_pylist()
     if run_ids:
         keep = set(picked)
-        ids = [rid for rid in (store.resolve(r) for r in run_ids) if rid in keep]
+        ids = [rid for rid in given if rid in keep]
     else:
         ids = picked
     if not ids:
