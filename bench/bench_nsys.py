@@ -15,6 +15,10 @@ to Parquet with its declared types, ``nsys_parquet.write_parquetdir``), each rea
 fresh processes, side by side: the largest fixture and the range-heavy copy. ``python bench/bench_nsys.py parquetdir``
 runs only that part.
 
+Issue 14 (``python bench/bench_nsys.py big`` runs only that part): the range-heavy copy x8 (~1.2M kernels, built once
+under ``$RL_BENCH_CACHE``): a full ``rl ingest`` as a whole process, its peak RSS beside the 500 MB goal and its
+time beside nsys-ai's cache build (from ``$RL_NSYS_AI_PYTHON``) and the pandas baseline, each a whole process.
+
 Run with ``make bench`` (needs pandas for the baselines; they are skipped with a note without it).
 """
 
@@ -273,7 +277,111 @@ def compare_parquetdir(label: str, path: Path) -> None:
             )
 
 
+# nsys-ai (the peer: `pip install nsys-ai`, its cache build attaches the export with DuckDB's sqlite extension) runs
+# from its own interpreter, $RL_NSYS_AI_PYTHON, default a venv at /tmp/nsysai-venv; the pandas baseline runs with
+# ours when pandas is installed there, else with that one
+NSYS_AI_PYTHON = os.environ.get("RL_NSYS_AI_PYTHON", "/tmp/nsysai-venv/bin/python")
+# the whole-process contenders at the x8 copy: nsys-ai's cache build with its NVTX kernel map (the same attribution
+# work; by default it defers the map to first use), and without it
+NSYS_AI = r"""
+import sys
+from nsys_ai.parquet_cache import build_cache
+build_cache(sys.argv[1])
+"""
+RL_MEMORY_GOAL_MB = 500
+
+
+def whole(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> dict:
+    """One whole process: wall seconds, CPU seconds (user + system, its own and its children's) and peak RSS (MB)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return {"error": (err.strip().splitlines() or ["failed"])[-1]}
+    return {"seconds": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def big_report(runs: int = 3) -> None:
+    """The issue-14 figures at the range-heavy copy x8 (built once, :func:`cached_copy`): a full ``rl ingest`` as a
+    whole process against nsys-ai's cache build and the pandas baseline (same columns), each a whole process,
+    contenders interleaved, ``runs`` times; medians of wall and CPU time, the highest peak RSS."""
+    path = cached_copy(LARGEST, BIG_FACTOR * TARGET_KERNELS, f"nsys-range-heavy-x{BIG_FACTOR}.sqlite")
+    rl = str(Path(sys.executable).with_name("rl"))
+    peer_py = NSYS_AI_PYTHON if Path(NSYS_AI_PYTHON).exists() else None
+    has_pandas = subprocess.run([sys.executable, "-c", "import pandas"], capture_output=True).returncode == 0
+    base_py = sys.executable if has_pandas else peer_py
+    base_code = textwrap.dedent(BASELINE.format(path=str(path), reads=same_reads(path)))
+    with tempfile.TemporaryDirectory() as d:
+        link = Path(d) / "x.sqlite"  # nsys-ai writes its cache beside the export: a link in a fresh folder
+        link.symlink_to(path)
+        contenders: dict[str, tuple[list[str], dict[str, str]] | None] = {
+            "rl ingest": ([rl, "ingest", str(path), "--store", str(Path(d) / "store")], {}),
+            "nsys-ai cache + NVTX map": (
+                ([peer_py, "-c", NSYS_AI, str(link)], {"NSYS_AI_ALWAYS_BUILD_NVTX_KERNEL_MAP": "1"})
+                if peer_py
+                else None
+            ),
+            "nsys-ai cache (map deferred)": (
+                ([peer_py, "-c", NSYS_AI, str(link)], {"NSYS_AI_ALWAYS_BUILD_NVTX_KERNEL_MAP": "0"})
+                if peer_py
+                else None
+            ),
+            "pandas baseline": ([base_py, "-c", base_code], {}) if base_py else None,
+        }
+        got: dict[str, list[dict]] = {name: [] for name in contenders}
+        for _ in range(runs):
+            for name, c in contenders.items():
+                if c is None:
+                    continue
+                shutil.rmtree(link.with_suffix(".nsys-cache"), ignore_errors=True)  # each builds afresh
+                shutil.rmtree(Path(d) / "store", ignore_errors=True)
+                got[name].append(whole(c[0], c[1], cwd=d))
+    load = os.getloadavg()
+    print(
+        f"range-heavy copy x{BIG_FACTOR} ({path.stat().st_size / 1e6:.0f} MB): whole processes, {runs} runs each "
+        f"interleaved, median wall and CPU (user + sys) s, highest peak RSS; load average {load[0]:.1f} on "
+        f"{os.cpu_count()} cores"
+    )
+    ours = [r for r in got["rl ingest"] if "error" not in r]
+    if not ours:
+        print(f"  rl ingest failed: {got['rl ingest'][0].get('error')}")
+        return
+    o_wall, o_cpu = _median([r["seconds"] for r in ours]), _median([r["cpu"] for r in ours])
+    o_rss = max(r["rss_mb"] for r in ours)
+    print(f"  {'':<30}{'wall s':>8}{'CPU s':>8}{'peak MB':>9}   rl ingest is")
+    print(
+        f"  {'rl ingest':<30}{o_wall:>8.1f}{o_cpu:>8.1f}{o_rss:>9.0f}   "
+        f"{'within' if o_rss <= RL_MEMORY_GOAL_MB else 'OVER'} the {RL_MEMORY_GOAL_MB} MB goal"
+    )
+    goals = {"nsys-ai cache + NVTX map": 2.0, "nsys-ai cache (map deferred)": 2.0, "pandas baseline": 3.0}
+    for name, goal in goals.items():
+        rs = [r for r in got[name] if "error" not in r]
+        if contenders[name] is None or not rs:
+            why = got[name][0]["error"] if got[name] else "not installed (see NSYS_AI_PYTHON)"
+            print(f"  {name:<30} not run: {why}")
+            continue
+        wall, cpu = _median([r["seconds"] for r in rs]), _median([r["cpu"] for r in rs])
+        print(
+            f"  {name:<30}{wall:>8.1f}{cpu:>8.1f}{max(r['rss_mb'] for r in rs):>9.0f}   "
+            f"{wall / o_wall:.2f}x faster (wall), {cpu / o_cpu:.2f}x (CPU); goal {goal:.0f}x"
+        )
+
+
 def main() -> None:
+    if sys.argv[1:] == ["big"]:
+        big_report()
+        return
     if sys.argv[1:] == ["parquetdir"]:
         compare_parquetdir("largest fixture", LARGEST)
         with tempfile.TemporaryDirectory() as d:
@@ -301,6 +409,7 @@ def main() -> None:
                 report(f"{name} copy at half size", half)
                 half.unlink()
             dst.unlink()
+    big_report()
 
 
 if __name__ == "__main__":

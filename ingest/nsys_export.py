@@ -200,14 +200,17 @@ def select(
     return _hexed(duck, texts, bad), arrow
 
 
-def select_batches(
+def select_stream(
     db: Export, tables: dict[str, dict[str, str]], table: str, cols: list[tuple[str, str, str]]
-) -> Iterator[Source]:
-    """The present ``cols`` of ``table`` as :func:`select` gives them, read one batch (64k rows) at a time as they
-    are consumed: first (the select list, an empty Arrow table with the read columns), then one pair per batch;
-    only (the select list of typed NULLs, None) when the table is missing. Each batch's select list has its own
-    ``_hex`` columns (text that is not valid UTF-8 in that batch); the select lists of one table give the same
-    columns and types. Raises :class:`InputError`."""
+) -> tuple[str, pa.RecordBatchReader | None]:
+    """The present ``cols`` of ``table`` as :func:`select` gives them, but read one batch (64k rows) at a time as
+    the returned reader is consumed (DuckDB loads it in one statement, no whole table in Python memory).
+
+    Returns (the typed DuckDB select list over the reader aliased ``a``; the reader, or None when the table is
+    missing). Every batch has, after the read columns, a ``<c>_hex`` column for every text column ``c`` read (NULL
+    where the text is valid UTF-8: :func:`valid_utf8` batch by batch), so that all batches have one schema. Reading
+    raises :class:`InputError` from the reader's iteration (DuckDB wraps it: see
+    :func:`rooflake.ingest.nsys_sqlite.load`)."""
     present = tables.get(table)
     if present is not None:
         present = {"rowid": "INTEGER", **present}
@@ -216,12 +219,21 @@ def select_batches(
         f"{o}_text" for _, typ, o in cols if typ == "NAME"
     ]
     if present is None or not sql:
-        yield _hexed(duck, texts, set()), None
-        return
+        return _hexed(duck, texts, set()), None
     query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
-    for part in db.batches(query, table):
-        arrow, bad = valid_utf8(part)
-        yield _hexed(duck, texts, bad), arrow
+    parts = db.batches(query, table)
+    first = next(parts)
+    strings = [f.name for f in first.schema if pa.types.is_string(f.type)]
+    schema = pa.schema([*first.schema, *((f"{c}_hex", pa.string()) for c in strings)])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for part in parts:
+            arrow, bad = valid_utf8(part)
+            hexes = [arrow[f"{c}_hex"] if c in bad else pa.nulls(len(arrow), pa.string()) for c in strings]
+            columns = [arrow[f.name] for f in first.schema] + hexes
+            yield from pa.Table.from_arrays(columns, schema=schema).to_batches()
+
+    return _hexed(duck, texts, set(strings)), pa.RecordBatchReader.from_batches(schema, batches())
 
 
 def _hexed(duck: list[str], texts: list[str], bad: set[str]) -> str:

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from rooflake.ingest import nsys_export, sqlscript
 from rooflake.ingest.nsys_export import SOURCES, quoted
-from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES
+from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
 
 PKG = "rooflake.ingest"
@@ -57,55 +57,81 @@ class _Sources:
 
     def __init__(self, con: Any, path: Path, names: list[str], late: dict[str, Future[bool]]) -> None:
         self.con, self.late = con, late
+        self.tables: dict[str, str] = {}  # source -> its loaded table
         self.present: dict[str, bool] = {}  # source -> whether the export has its table
-        self.present.update(load(con, path, names))
+        self.present.update(load(con, path, names, MAIN_DB))
         for name in names:
-            self._view(name)
+            self._view(name, MAIN_DB)
 
-    def _view(self, name: str) -> None:
-        self.con.execute(
-            sql_template(PKG, "nsys/source_view.sql", view=name, arrow=f"{name}_src", columns="*")
-        )
+    def _view(self, name: str, db: str) -> None:
+        table = f"{db}.{name}_src"
+        self.con.execute(sql_template(PKG, "nsys/source_view.sql", view=name, arrow=table, columns="*"))
+        self.tables[name] = table
 
     def need(self, name: str) -> None:
         """Wait for source ``name`` if it is still being loaded, and make its view. Raises :class:`InputError`
         when it cannot be read."""
         if name in self.late:
             self.present.update({name: self.late.pop(name).result()})
-            self._view(name)
+            self._view(name, LATE_DB)
 
     def release(self, *names: str) -> None:
         """Drop the tables behind ``names`` (their views are dropped by the SQL): the memory is freed."""
         for name in names:
-            self.con.execute(sql_template(PKG, "nsys/source_drop.sql", table=f"{name}_src"))
+            self.con.execute(sql_template(PKG, "nsys/source_drop.sql", table=self.tables.pop(name)))
         _trim()
 
 
-def load(con: Any, path: Path, names: list[str]) -> dict[str, bool]:
-    """Fill DuckDB table ``<name>_src`` with the typed columns of each source ``names`` (see
-    :func:`rooflake.ingest.nsys_export.select_batches`), one 64k-row batch at a time, on connection ``con``.
-    Returns source -> whether the export has its table. Raises :class:`InputError` when the file cannot be read."""
+def load(con: Any, path: Path, names: list[str], into: str) -> dict[str, bool]:
+    """Fill DuckDB table ``<into>.<name>_src`` with the typed columns of each source ``names``, streamed from the
+    export in one statement per table (:func:`rooflake.ingest.nsys_export.select_stream`: 64k-row batches, none
+    kept in Python), on connection ``con``, in a compressed in-memory database ``into`` attached first
+    (``nsys/source_db.sql``; compressed after each table). Returns source -> whether the export has its table.
+    Raises :class:`InputError` when the file cannot be read."""
+    import duckdb
+
+    con.execute(sql_template(PKG, "nsys/source_db.sql", db=into))
     db = nsys_export.Export(path)
     try:
         tables = db.tables()
         present = {}
         for name in names:
-            present[name] = False
-            step = "nsys/source_load.sql"  # the first part creates the table, the others append to it
-            for columns, arrow in nsys_export.select_batches(db, tables, *SOURCES[name]):
-                present[name] = arrow is not None
-                con.register("source_batch", arrow if arrow is not None else _NO_SOURCE)
-                con.execute(
-                    sql_template(PKG, step, table=f"{name}_src", batch="source_batch", columns=columns)
-                )
-                con.unregister("source_batch")
-                step = "nsys/source_append.sql"
+            columns, reader = nsys_export.select_stream(db, tables, *SOURCES[name])
+            present[name] = reader is not None
+            errors: list[InputError] = []
+            con.register("source_batches", _kept(reader, errors) if reader is not None else _NO_SOURCE)
+            try:
+                sql = sql_template(PKG, "nsys/source_load.sql", table=f"{into}.{name}_src", columns=columns)
+                con.execute(sql)
+                con.execute(sql_template(PKG, "nsys/source_compress.sql", db=into))
+            except duckdb.Error:
+                if errors:  # the export's read error, which DuckDB's scan of the stream wraps
+                    raise errors[0] from None
+                raise
+            finally:
+                con.unregister("source_batches")
         return present
     finally:
         db.close()
 
 
+def _kept(reader: pa.RecordBatchReader, errors: list[InputError]) -> pa.RecordBatchReader:
+    """``reader``'s batches, the :class:`InputError` that ends them appended to ``errors`` as well."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except InputError as e:
+            errors.append(e)
+            raise
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 _NO_SOURCE = pa.table({"_": pa.nulls(0)})
+# the in-memory databases the sources are loaded into: one per loading thread (a CHECKPOINT waits for no other
+# writer of its database)
+MAIN_DB, LATE_DB = "sources", "late_source"
 
 
 @contextlib.contextmanager
@@ -147,7 +173,7 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
 def _load_one(cur: Any, path: Path, name: str) -> bool:
     """:func:`load` of one source on cursor ``cur`` (closed after); whether the export has its table."""
     try:
-        return load(cur, path, [name])[name]
+        return load(cur, path, [name], LATE_DB)[name]
     finally:
         cur.close()
 
