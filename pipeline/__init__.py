@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
+from rooflake.pipeline.isolated import run_isolated
 from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
 from rooflake.schema.duck import DuckTable, duck_row
@@ -34,7 +35,6 @@ from rooflake.store import Store
 if TYPE_CHECKING:
     import pyarrow as pa
 
-TASKS_PER_WORKER = 1  # see the module docstring: one report per process
 WORKER_PRELOAD = [*PRELOAD, "rooflake.store", "rooflake.pipeline", "rooflake.pipeline.warm"]
 # an empty file in a folder is a report only when named like one (an empty .ncu-rep is a broken report to flag; an
 # empty __init__.py or .keep is nothing)
@@ -134,9 +134,7 @@ def ingest_file(
     run_id = sha[:16]
     if store.has_run(run_id) and not force:
         return IngestResult(str(path), run_id, "exists")
-    import pyarrow as pa  # here, not at the top: the parent of the ingest workers never builds a table
-
-    from rooflake.schema import SCHEMA_VERSION
+    from rooflake.schema import SCHEMA_VERSION  # here: the parent of the ingest workers imports no pyarrow
 
     with open_run(path, run_id=run_id, fp16=fp16) as out:
         run = out["run"]
@@ -152,7 +150,7 @@ def ingest_file(
             "rooflake_version": rooflake_version(),
             "schema_version": SCHEMA_VERSION,
         }
-        tables = {name: t for name, t in out.items() if isinstance(t, (pa.Table, DuckTable))}
+        tables = _tables(out)
         res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
     note = run.get("note")
     if run.get("has_kernel_table") is False:
@@ -168,6 +166,13 @@ def ingest_file(
         note=note,
         warnings=run.get("warnings") or None,
     )
+
+
+def _tables(out: dict[str, Any]) -> dict[str, pa.Table | DuckTable]:
+    """The tables among a reader's outputs (the others are the ``run`` dict and such)."""
+    import pyarrow as pa
+
+    return {name: t for name, t in out.items() if isinstance(t, (pa.Table, DuckTable))}
 
 
 def _reports_in(folder: Path) -> list[Path]:
@@ -283,12 +288,20 @@ def ingest_paths(
         return
     jobs.sort(key=lambda job: -_size(job[0]))
     ctx = mp_context([*WORKER_PRELOAD, *main_script_modules()])
-    with ctx.Pool(min(n, len(jobs)), maxtasksperchild=TASKS_PER_WORKER) as pool:
-        for r in pool.imap_unordered(_worker, jobs):
-            if r.status == "store-error":
-                pool.terminate()
-                raise StoreError(r.error or "store error")
-            yield r
+    results = run_isolated(ctx, _worker, jobs, min(n, len(jobs)), _crashed)
+    for r in results:
+        if r.status == "store-error":
+            results.close()  # stops the workers still running
+            raise StoreError(r.error or "store error")
+        yield r
+
+
+def _crashed(job: tuple[str, Any, Any, Any, Any], exitcode: int | None) -> IngestResult:
+    """The result of a worker process that died without answering (a crash in a vendor library)."""
+    how = (
+        f"killed by signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
+    )
+    return IngestResult(job[0], None, "error", error=f"{job[0]}: the reading process died ({how})")
 
 
 def _size(path: str) -> int:

@@ -20,6 +20,7 @@ FIXTURE_FREE = {
     "test_html_escape.py",
     "test_instrument_annotate.py",
     "test_instrument_ceilings.py",
+    "test_isolated.py",
     "test_nsys_hostile.py",
     "test_profile_commands.py",
     "test_profile_range_queries.py",

@@ -1,0 +1,46 @@
+"""rooflake.pipeline.isolated: one fresh process per job, n at once, crashes reported, early close stops the rest."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from rooflake.ingest import mp_context
+from rooflake.pipeline.isolated import run_isolated
+
+
+def pid_of(job: int) -> tuple[int, int]:
+    """(job, pid of the process that ran it)."""
+    return job, os.getpid()
+
+
+def nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def crashed(job: object, exitcode: int | None) -> tuple[str, object, int | None]:
+    return "crashed", job, exitcode
+
+
+def test_every_job_in_its_own_fresh_process() -> None:
+    out = list(run_isolated(mp_context(), pid_of, list(range(7)), 2, crashed))
+    assert sorted(j for j, _ in out) == list(range(7))
+    pids = {p for _, p in out}
+    assert len(pids) == 7 and os.getpid() not in pids
+
+
+def test_a_process_that_dies_gives_the_crash_result() -> None:
+    """``os._exit(3)`` as the job's function: the process ends without answering; the batch goes on."""
+    out = sorted(run_isolated(mp_context(), os._exit, [3], 1, crashed))
+    assert out == [("crashed", 3, 3)]
+    out = list(run_isolated(mp_context(), pid_of, [1, 2], 2, crashed))
+    assert sorted(j for j, _ in out) == [1, 2]
+
+
+def test_closing_early_stops_the_running_processes() -> None:
+    results = run_isolated(mp_context(), nap, [0.0, 30.0, 30.0], 2, crashed)
+    t0 = time.perf_counter()
+    assert next(results) == 0.0
+    results.close()
+    assert time.perf_counter() - t0 < 20
