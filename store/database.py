@@ -287,8 +287,8 @@ class Database:
         self.snapshot: Snapshot | None = None
         self.only_runs: list[str] | None = None
         #: whether this DuckDB's binder names the stand-ins a statement reads through views and macros
-        #: (:func:`bound_tables`; checked once by :func:`_check_planner`)
-        self.binds = False
+        #: (:func:`bound_tables`; checked once by :func:`_check_planner`, None while it checks)
+        self.binds: bool | None = False
 
     def stale(self, error: Exception) -> bool:
         """Whether ``error`` says a file of this database's :class:`Snapshot` is gone: on object storage a
@@ -388,10 +388,9 @@ class Database:
                 _failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
             self.pointed[t] = lists
 
-    def plan_runs(self, con: Any, sql: str, params: Any) -> dict[str, Runs] | None:
-        """The runs each table's scans read when ``con`` runs ``sql`` (:func:`read_runs`), from its plan over the
-        empty stand-ins and the tables its binder names (:func:`bound_tables`, when :attr:`binds` says this
-        DuckDB's binder names them); None when it cannot be planned (then every file is read). A table a
+    def plan(self, con: Any, sql: str, params: Any) -> tuple[Any, set[str] | None] | None:
+        """``sql``'s plan on ``con`` over the empty stand-ins (EXPLAIN JSON) and the tables its binder names there
+        (:func:`bound_tables`; None when :attr:`binds` is False); None when it cannot be planned. A table a
         temporary view of the caller's hides (``queries.fetch``'s ``tables=``) is planned as that view reads it."""
         import duckdb
 
@@ -401,14 +400,21 @@ class Database:
             for t in made:
                 con.execute(sql_template(PKG, "plan_view.sql", table=t))
             rows = con.execute(sql_template(PKG, "explain_plan.sql", query=sql), params or None).fetchall()
-            plan = json.loads(rows[0][1])
-            named = bound_tables(con, sql) if self.binds else None
+            return json.loads(rows[0][1]), bound_tables(con, sql) if self.binds is not False else None
         except (duckdb.Error, IndexError, ValueError):
             return None
         finally:
             for t in made:
                 con.execute(sql_template(PKG, "drop_plan_view.sql", table=t))
-        return read_runs(scan_runs(plan), named)
+
+    def plan_runs(self, con: Any, sql: str, params: Any) -> dict[str, Runs] | None:
+        """The runs each table's scans read when ``con`` runs ``sql`` (:func:`read_runs`), from its plan over the
+        empty stand-ins and the tables its binder names (when :attr:`binds` says this DuckDB's binder names them:
+        :meth:`plan`); None when it cannot be planned (then every file is read)."""
+        planned = self.plan(con, sql, params)
+        if planned is None:
+            return None
+        return read_runs(scan_runs(planned[0]), planned[1] if self.binds else None)
 
     def prepare(self, con: Any, sql: str, params: Any) -> None:
         """Point the views at what statement ``sql`` reads (see the module docstring): a single SELECT its
@@ -551,17 +557,13 @@ def lock_down(con: Any, root: Path | Snapshot) -> None:
 def _check_planner(db: Database) -> bool:
     """Whether this DuckDB's plans show the run filters :func:`scan_runs` reads (else every file is read); sets
     :attr:`Database.binds` when its binder names the stand-in a store table's view reads (:func:`bound_tables`:
-    DuckDB 2.0 binds views and macros for ``get_table_names``, an older one may only parse)."""
-    probe = sql_file(PKG, "probe_plan.sql")
-    for t in ALL_TABLES:
-        db.con.execute(sql_template(PKG, "plan_view.sql", table=t))
-    try:
-        db.binds = bound_tables(db.con, probe) == {"__empty_runs"}
-    finally:
-        for t in ALL_TABLES:
-            db.con.execute(sql_template(PKG, "drop_plan_view.sql", table=t))
-    runs = db.plan_runs(db.con, probe, None)
-    return runs is not None and runs.get("runs") == frozenset(["x"])
+    DuckDB 2.0 binds views and macros for ``get_table_names``, an older one may only parse). One plan of
+    ``probe_plan.sql``."""
+    db.binds = None
+    planned = db.plan(db.con, sql_file(PKG, "probe_plan.sql"), None)
+    db.binds = planned is not None and planned[1] == {"__empty_runs"}
+    scanned = scan_runs(planned[0]) if planned is not None else None
+    return scanned is not None and scanned.get("runs") == frozenset(["x"])
 
 
 def _again(db: Database, con: Any, run: Any, *, widen: bool) -> Any:
