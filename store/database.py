@@ -390,7 +390,8 @@ class Database:
 
     def plan(self, con: Any, sql: str, params: Any) -> tuple[Any, set[str] | None] | None:
         """``sql``'s plan on ``con`` over the empty stand-ins (EXPLAIN JSON) and the tables its binder names there
-        (:func:`bound_tables`; None when :attr:`binds` is False); None when it cannot be planned. A table a
+        (:func:`bound_tables`; None when :attr:`binds` is False); None when it cannot be planned; no plan (an empty
+        one) when the binder names no stand-in (the statement reads only the caller's tables). A table a
         temporary view of the caller's hides (``queries.fetch``'s ``tables=``) is planned as that view reads it."""
         import duckdb
 
@@ -399,8 +400,11 @@ class Database:
         try:
             for t in made:
                 con.execute(sql_template(PKG, "plan_view.sql", table=t))
+            named = bound_tables(con, sql) if self.binds is not False else None
+            if self.binds and named is not None and not any(n.startswith("__empty_") for n in named):
+                return [], named  # it reads no store table: no plan needed
             rows = con.execute(sql_template(PKG, "explain_plan.sql", query=sql), params or None).fetchall()
-            return json.loads(rows[0][1]), bound_tables(con, sql) if self.binds is not False else None
+            return json.loads(rows[0][1]), named
         except (duckdb.Error, IndexError, ValueError):
             return None
         finally:
