@@ -133,7 +133,9 @@ class RunRoofs:
     tables: dict[str, Any] | None
 
 
-def run_roofs(store: Any, run_id: str | None, ceilings: str = "default") -> RunRoofs:
+def run_roofs(
+    store: Any, run_id: str | None, ceilings: str = "default", *, info: dict[str, Any] | None = None
+) -> RunRoofs:
     """The roofs of run ``run_id`` (a unique prefix; None = the latest run) from source ``ceilings``: ``report``
     (the run's own peaks: ncu ``X.peak_sustained`` x the unit clock the run was profiled at), ``datasheet`` (dense
     peaks at the boost clock, :mod:`rooflake.schema.datasheets`, matched by GPU name and compute capability),
@@ -144,13 +146,14 @@ def run_roofs(store: Any, run_id: str | None, ceilings: str = "default") -> RunR
 
     Returns :class:`RunRoofs`. Raises :class:`UsageError` for an unknown ``ceilings``, :class:`RunNotFoundError`,
     :class:`RooflineDataError` when the source asked for has no ceiling of the run's machine (the message names
-    the run, the machine, the sources that have some and how to add the one asked for).
+    the run, the machine, the sources that have some and how to add the one asked for). ``info``: the run's
+    ``runs`` row when the caller has it (:func:`rooflake.views.runs.run_info`), so it is not read again.
     """
     if ceilings not in CHOICES:
         raise UsageError(f"unknown ceiling source {ceilings!r} (one of {', '.join(CHOICES)})")
     con = connect(store)
     run_id = store.resolve(run_id)
-    machine = _by_run(con, run_id)
+    machine = _by_run(con, run_id, info)
     report = fetch(con, "run_ceilings", filters={"run_id": run_id})
     # the report's own peaks win (default) or are asked for: no other run's ceilings are read, which would list
     # every run of the store (7 s of an 8 s `rl roofline RUN` at 10,000 uncompacted runs)
@@ -244,8 +247,9 @@ def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
     return fetch(con, "machine_ceilings", params, tables={"datasheet_ceilings": ds.ceilings()})
 
 
-def _by_run(con: Any, run_id: str) -> dict[str, Any]:
-    info = fetch(con, "run_info", {"run_id": run_id}).to_pylist()[0]
+def _by_run(con: Any, run_id: str, info: dict[str, Any] | None = None) -> dict[str, Any]:
+    if info is None:
+        info = fetch(con, "run_info", {"run_id": run_id}).to_pylist()[0]
     labels = dict(info.get("labels") or [])
     names = {n.lower() for n in (info["gpu_name"], labels.get("machine"), labels.get("gpu")) if n}
     cc = info["compute_capability"]

@@ -86,7 +86,7 @@ def roofline(
         return _layer_roofline(store, run_id, depth, with_run, level, ceilings)
     con = connect(store)
     run = run_info(con, run_id)
-    roofs = run_roofs(store, run_id, ceilings)
+    roofs = run_roofs(store, run_id, ceilings, info=run)
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, tables=roofs.tables)
     levels = ["l1", "l2", "dram"] if level == "all" else [level]
     if not _has_counters(points, levels):
