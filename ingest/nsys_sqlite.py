@@ -55,11 +55,13 @@ class _Sources:
     memory limit and spill beyond it); ``late`` ones are still being loaded on another thread until :meth:`need`
     waits for them."""
 
-    def __init__(self, con: Any, path: Path, names: list[str], late: dict[str, Future[bool]]) -> None:
+    def __init__(
+        self, con: Any, path: Path, names: list[str], late: dict[str, Future[bool]], folder: str
+    ) -> None:
         self.con, self.late = con, late
         self.tables: dict[str, str] = {}  # source -> its loaded table
         self.present: dict[str, bool] = {}  # source -> whether the export has its table
-        self.present.update(load(con, path, names, MAIN_DB))
+        self.present.update(load(con, path, names, MAIN_DB, folder))
         for name in names:
             self._view(name, MAIN_DB)
 
@@ -82,15 +84,16 @@ class _Sources:
         _trim()
 
 
-def load(con: Any, path: Path, names: list[str], into: str) -> dict[str, bool]:
+def load(con: Any, path: Path, names: list[str], into: str, folder: str) -> dict[str, bool]:
     """Fill DuckDB table ``<into>.<name>_src`` with the typed columns of each source ``names``, streamed from the
     export in one statement per table (:func:`rooflake.ingest.nsys_export.select_stream`: 64k-row batches, none
-    kept in Python), on connection ``con``, in a compressed in-memory database ``into`` attached first
-    (``nsys/source_db.sql``; compressed after each table). Returns source -> whether the export has its table.
-    Raises :class:`InputError` when the file cannot be read."""
+    kept in Python), on connection ``con``, in database ``into`` attached first, a file ``<folder>/<into>.duckdb``
+    (``nsys/source_db.sql``: DuckDB compresses the rows as it writes them; checkpointed after each table). Returns
+    source -> whether the export has its table. Raises :class:`InputError` when the file cannot be read."""
     import duckdb
 
-    con.execute(sql_template(PKG, "nsys/source_db.sql", db=into))
+    file = sql_literal(str(Path(folder) / f"{into}.duckdb"), pa.string())
+    con.execute(sql_template(PKG, "nsys/source_db.sql", db=into, file=file))
     db = nsys_export.Export(path)
     try:
         tables = db.tables()
@@ -129,8 +132,8 @@ def _kept(reader: pa.RecordBatchReader, errors: list[InputError]) -> pa.RecordBa
 
 
 _NO_SOURCE = pa.table({"_": pa.nulls(0)})
-# the in-memory databases the sources are loaded into: one per loading thread (a CHECKPOINT waits for no other
-# writer of its database)
+# the databases the sources are loaded into (files in the spill folder): one per loading thread (a CHECKPOINT
+# waits for no other writer of its database)
 MAIN_DB, LATE_DB = "sources", "late_source"
 
 
@@ -158,8 +161,8 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         late: dict[str, Future[bool]] = {}
         try:
             # the biggest source is loaded on a second thread (its own cursor: the same database) meanwhile
-            late = {n: pool.submit(_load_one, con.cursor(), path, n) for n in SOURCES if n == biggest}
-            src = _Sources(con, path, [n for n in SOURCES if n not in late], late)
+            late = {n: pool.submit(_load_one, con.cursor(), path, n, spill) for n in SOURCES if n == biggest}
+            src = _Sources(con, path, [n for n in SOURCES if n not in late], late, spill)
             attribute(con, src)
             yield outputs(con, meta, src, run_id)
         finally:
@@ -170,10 +173,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
             con.close()
 
 
-def _load_one(cur: Any, path: Path, name: str) -> bool:
+def _load_one(cur: Any, path: Path, name: str, folder: str) -> bool:
     """:func:`load` of one source on cursor ``cur`` (closed after); whether the export has its table."""
     try:
-        return load(cur, path, [name], LATE_DB)[name]
+        return load(cur, path, [name], LATE_DB, folder)[name]
     finally:
         cur.close()
 
