@@ -155,3 +155,17 @@ def test_read_runs(scanned, named, kernels, metrics) -> None:
         assert got is None
         return
     assert got is not None and got["kernels"] == kernels and got["metrics"] == metrics
+
+
+def test_a_local_table_is_listed_only_when_every_run_is_asked_for(many_runs) -> None:
+    """A question about a few runs checks their folders; the folder is listed once, when iterated or counted."""
+    root, runs = many_runs
+    sources = database.take_sources(root, None)
+    kernels = sources.parts["kernels"]
+    assert isinstance(kernels, database.Folder)
+    assert sources.files("kernels", "partition", frozenset([runs[2], "nope"])) == [kernels.path(runs[2])]
+    assert kernels._listed is None  # not listed for one run
+    assert kernels.at_least(3) and not kernels.at_least(len(runs) + 1)
+    assert sorted(kernels) == sorted(runs) and len(sources.files("kernels", "partition", None)) == len(runs)
+    only = database.take_sources(root, runs[:2]).parts["kernels"]
+    assert sorted(only) == runs[:2] and runs[3] not in only and runs[1] in only
