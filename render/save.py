@@ -158,7 +158,7 @@ def _altair_spec(chart: Any) -> dict[str, Any]:
         spec = chart.to_dict(validate=False)
     finally:
         chart.datasets = datasets
-    spec["datasets"] = {**datasets, **spec.get("datasets", {})}
+    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
     return spec
 
 
@@ -167,8 +167,8 @@ def _compound(chart: Any, context: dict[str, Any]) -> dict[str, Any]:
     its properties serialised with the context Altair passes (``datasets`` shared, ``top_level`` false)."""
     inner = {**context, "top_level": False, "pre_transform": False}
     out: dict[str, Any] = {}
-    for key, value in chart._kwds.items():
-        if value is alt.Undefined or key == "shorthand":
+    for key, value in chart._kwds.items():  # the properties as given (what SchemaBase.to_dict serialises)
+        if value is alt.Undefined or key in ("shorthand", "_cached_hash"):
             continue
         out[key] = value if key == "datasets" else _serialise(value, inner)
     return out
@@ -178,7 +178,7 @@ def _serialise(obj: Any, context: dict[str, Any]) -> Any:
     """One property value: sub-charts (compound ones in place), schema objects by their ``to_dict``, lists and
     dicts element by element (``Undefined`` entries left out), anything else as it is."""
     if isinstance(obj, _COMPOSITES) and obj.data is alt.Undefined:
-        return _compound(obj, {**context, "datasets": context["datasets"]})
+        return _compound(obj, context)
     if isinstance(obj, alt.SchemaBase):
         return obj.to_dict(validate=False, context=context)
     if isinstance(obj, (list, tuple)):
