@@ -38,7 +38,9 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
 # DuckDB (not held as Arrow in Python memory), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels,
 # 5.7M NVTX ranges, 720 MB) peaks at ~0.46 GB of resident memory with its Parquet writing (1.94 GB with the sources
-# as Arrow and a 1 GB limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). See CHANGELOG.md
+# as Arrow and a 1 GB limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU
+# time: 53-54 CPU s for that ingest, 37 s with the same code under a 1 GB limit (1.1 GB peak), 33 s before (issue
+# 14; measured on 2 loaded cores)
 MEMORY_LIMIT = "300MB"
 # push/pop ranges per slice of the NVTX stack sweep (nsys/ranges.sql): the sort of one slice's events is in memory at
 # a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB; 150k 0.39 GB;
