@@ -1,5 +1,6 @@
 """The SQLite side of the Nsight Systems reader: an export opened read-only through ADBC, its tables and columns, and
-the source tables the attribution needs read as Arrow (:mod:`rooflake.ingest.nsys_sqlite` does the rest in DuckDB).
+the source tables the attribution needs read as Arrow, whole (:func:`select`) or as a stream of batches
+(:func:`select_stream`, which :mod:`rooflake.ingest.nsys_sqlite` loads into DuckDB and does the rest there).
 
 Tables and columns are selected by name and may be missing (an export without CUDA trace has no kernel table).
 NVTX text is inline (``text``) or a ``textId`` into ``StringIds``. Reading goes through ADBC (Arrow-native, ~5x
@@ -328,15 +329,5 @@ def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
                 n = rows.column(0)[0].as_py() or 0
                 sizes[name] = n * sum(c in tables[table] for c, _, _ in cols)
         return info, sizes
-    finally:
-        db.close()
-
-
-def read(path: Path, names: list[str]) -> dict[str, Source]:
-    """Source tables ``names`` of :data:`SOURCES` (see :func:`select`). Raises :class:`InputError`."""
-    db = Export(path)
-    try:
-        tables = db.tables()
-        return {name: select(db, tables, *SOURCES[name]) for name in names}
     finally:
         db.close()

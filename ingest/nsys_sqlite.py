@@ -1,7 +1,9 @@
 """Reader for Nsight Systems SQLite exports (``nsys export --type sqlite``), any schema version seen so far.
 
 Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as Arrow). The export's tables are read
-as Arrow through ADBC (:mod:`rooflake.ingest.nsys_export`; the biggest on a second thread); the attribution of every
+through ADBC as a stream of Arrow batches and loaded into DuckDB tables (:func:`load`, in a database file of the
+reader's temporary folder; the biggest on a second thread), so that DuckDB's memory limit bounds the whole ingest
+(:data:`MEMORY_LIMIT`); the attribution of every
 kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL, the files of
 ``ingest/nsys/`` run in this order (:func:`attribute`):
 
