@@ -277,9 +277,11 @@ def compare_parquetdir(label: str, path: Path) -> None:
             )
 
 
-# nsys-ai (the peer: `pip install nsys-ai`, its cache build attaches the export with DuckDB's sqlite extension) runs
-# from its own interpreter, $RL_NSYS_AI_PYTHON, default a venv at /tmp/nsysai-venv; the pandas baseline runs with
-# ours when pandas is installed there, else with that one
+# nsys-ai (the peer, 0.3.0 measured) runs from its own interpreter, $RL_NSYS_AI_PYTHON, default a venv at
+# /tmp/nsysai-venv; the pandas baseline runs with ours when pandas is installed there, else with that one. Its cache
+# build attaches the export with DuckDB's sqlite extension, which DuckDB downloads; offline: `pip install nsys-ai
+# pandas duckdb==1.4.4 duckdb-ext-sqlite==1.4.4.20260205` in that venv and copy the wheel's
+# duckdb_ext/extensions/v1.4.4/linux_amd64/sqlite_scanner.duckdb_extension to ~/.duckdb/extensions/v1.4.4/linux_amd64/
 NSYS_AI_PYTHON = os.environ.get("RL_NSYS_AI_PYTHON", "/tmp/nsysai-venv/bin/python")
 # the whole-process contenders at the x8 copy: nsys-ai's cache build with its NVTX kernel map (the same attribution
 # work; by default it defers the map to first use), and without it
