@@ -7,8 +7,10 @@ reads one file (:func:`rooflake.ingest.open_run`) and publishes it as one run (:
 
 One process reads at most one ``.ncu-rep``: ``ncu_report`` never frees what it read (RSS grows ~6x the bytes) and
 carries state from one report into the next (wrong units for some metrics of every later report). Workers come
-from a fork server that has already imported ``ncu_report``, pyarrow and this module, so a fresh process per
-report costs milliseconds, and memory stays flat in the number of reports.
+from a fork server that has already imported ``ncu_report``, pyarrow, this module and the main script's rooflake
+modules (:func:`main_script_modules`), and done the per-process set-up once (:mod:`rooflake.pipeline.warm`), so a
+fresh process per report costs milliseconds, and memory stays flat in the number of reports;
+:func:`rooflake.pipeline.isolated.run_isolated` keeps one started ahead, and reports a worker that died.
 """
 
 from __future__ import annotations
