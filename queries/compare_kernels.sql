@@ -42,7 +42,11 @@ WITH k AS (
             / nullif(sum(r.duration_ns) FILTER (WHERE NOT isnan(r.fraction_of_roof) AND NOT isnan(r.duration_ns)), 0)
             AS frac
     FROM kernels AS k
-    LEFT JOIN kernel_roofline AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
+    LEFT JOIN (  -- each run by its own `run_id =` filter: DuckDB pushes it into every scan (an IN list: not all)
+        SELECT * FROM kernel_roofline WHERE run_id = $base_run
+        UNION ALL
+        SELECT * FROM kernel_roofline WHERE run_id = $new_run AND $new_run <> $base_run
+    ) AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
     WHERE k.run_id IN ($base_run, $new_run)
     GROUP BY k.run_id, k.nvtx_path, k.name
 ),

@@ -24,7 +24,11 @@
 WITH l AS (
     SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
            sum(counted_time_ns) AS ct, sum(bytes_dram) AS q, sum(bytes_l1) AS q1, sum(bytes_l2) AS q2
-    FROM layer_summary WHERE run_id IN ($base_run, $new_run) AND depth = $depth
+    FROM (
+        SELECT * FROM layer_summary WHERE run_id = $base_run
+        UNION ALL
+        SELECT * FROM layer_summary WHERE run_id = $new_run AND $new_run <> $base_run
+    ) WHERE depth = $depth
     GROUP BY run_id, layer
 ),
 s AS (
@@ -38,7 +42,11 @@ kb AS (
         r.bound,
         sum(k.duration_ns) FILTER (WHERE NOT isnan(k.duration_ns)) AS t
     FROM kernels AS k
-    JOIN kernel_roofline AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
+    JOIN (  -- each run by its own `run_id =` filter: DuckDB pushes it into every scan (an IN list: not all)
+        SELECT * FROM kernel_roofline WHERE run_id = $base_run
+        UNION ALL
+        SELECT * FROM kernel_roofline WHERE run_id = $new_run AND $new_run <> $base_run
+    ) AS r ON r.run_id = k.run_id AND r.kernel_id = k.kernel_id AND r.is_dominant
     WHERE k.run_id IN ($base_run, $new_run) AND r.bound IS NOT NULL
     GROUP BY ALL
 ),
