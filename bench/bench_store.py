@@ -125,6 +125,11 @@ def bench_one_run(small: Path, big: Path) -> None:
             [*RL, name, run, "--store", str(big), *args], [*RL, name, run, "--store", str(small), *args]
         )
         row(f"rl {name} RUN, 10,000 runs vs 10 runs", ours, floor, "within +0.3 s", diff=True)
+    two = [run, "0000000000000007", "-f", "json"]  # two runs both stores have
+    (ours, floor) = pair(
+        [*RL, "compare", *two, "--store", str(big)], [*RL, "compare", *two, "--store", str(small)]
+    )
+    row("rl compare A B, 10,000 runs vs 10 runs", ours, floor, "within +0.3 s", diff=True)
 
 
 def bench_history(big: Path, compacted: Path) -> None:
