@@ -168,20 +168,23 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
     needs pytz for time-zone-aware values, so a ``TIMESTAMP WITH TIME ZONE`` column comes as the naive local time
     in the connection's zone (``Rows.zone``, ``time_zone.sql``) and any other type holding a time zone as its
     text. Raises ``duckdb.Error``."""
+    # the zone first: a store's connection aims its views at each statement's files when the statement is made,
+    # and a relation binds its views only when it runs, so no other statement may come between the two
+    zone = str(con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0])
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return Rows((), (), [])
     names = tuple(rel.columns)
     types = tuple(rel.types)
-    zone = ""
-    if any("TIME ZONE" in str(t) for t in types):
-        zone = str(con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0])
+    if not any("TIME ZONE" in str(t) for t in types):
+        zone = ""
+    else:  # columns by position: a name may repeat (a self-join)
         rel = rel.project(
             ", ".join(
-                f"CAST({_quoted(n)} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'}) AS {_quoted(n)}"
+                f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
                 if "TIME ZONE" in str(t)
-                else _quoted(n)
-                for n, t in zip(names, types, strict=True)
+                else f"#{i}"
+                for i, t in enumerate(types, start=1)
             )
         )
     return Rows(names, types, rel.fetchall(), zone)

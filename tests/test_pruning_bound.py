@@ -169,3 +169,20 @@ def test_a_local_table_is_listed_only_when_every_run_is_asked_for(many_runs) -> 
     assert sorted(kernels) == sorted(runs) and len(sources.files("kernels", "partition", None)) == len(runs)
     only = database.take_sources(root, runs[:2]).parts["kernels"]
     assert sorted(only) == runs[:2] and runs[3] not in only and runs[1] in only
+
+
+def test_a_terminal_table_of_a_run_with_a_time_zone_column_keeps_its_rows(many_runs, pointed) -> None:
+    """`rl sql "SELECT * FROM runs WHERE run_id = …"` as a table: fetch_rows asked for the connection's time zone
+    (runs.ingested_at is TIMESTAMPTZ) between making the statement's relation and running it; that second statement
+    bound no file, and the relation, which binds its views when it runs, then read none (an empty table). Also: a
+    name that repeats (a self-join) keeps each column's own values."""
+    root, runs = many_runs
+    sql = "SELECT a.run_id, a.ingested_at, b.ingested_at FROM runs a JOIN runs b USING (run_id) WHERE run_id = $r"
+    arrow = queries.execute(Store(root), sql, {"r": runs[1]})
+    rows = queries.execute(Store(root), sql, {"r": runs[1]}, as_rows=True)
+    assert arrow.num_rows == 1 and len(rows.rows) == 1
+    assert rows.names == ("run_id", "ingested_at", "ingested_at") and rows.zone
+    assert rows.rows[0][0] == runs[1] and rows.rows[0][1] == rows.rows[0][2] is not None
+    both = "SELECT TIMESTAMPTZ '2020-01-01 00:00:00+00' AS t, 'b' AS y, TIMESTAMPTZ '2021-01-01 00:00:00+00' AS t"
+    years = [v.year for v in queries.execute(Store(root), both, as_rows=True).rows[0][::2]]
+    assert years == [2020, 2021]
