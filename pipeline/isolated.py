@@ -48,12 +48,18 @@ def run_isolated(
         procs.append(p)
         return p, parent
 
+    def reap() -> None:  # a finished process's handles (its sentinel, a pipe end) closed now, not at the end
+        for q in [q for q in procs if q.exitcode is not None]:
+            q.close()
+            procs.remove(q)
+
     try:
         while pending or busy:
             while pending and len(busy) < n:
                 p, conn = spare or start()
                 spare = None
-                conn.send(job := pending.pop())
+                with contextlib.suppress(OSError):  # a spare that died: its pipe reads EOF below (on_crash)
+                    conn.send(job := pending.pop())
                 busy[conn] = (p, job)
             if pending and spare is None:
                 spare = start()
@@ -67,6 +73,7 @@ def run_isolated(
                     result = on_crash(job, p.exitcode)
                 conn.close()
                 yield result
+            reap()
     finally:  # normally nothing is busy and no spare is left; after an early close, stop what still runs
         for p, _ in busy.values():
             p.terminate()
