@@ -10,7 +10,7 @@ faster than ``sqlite3`` row tuples). The statements are ``nsys/export_*.sql``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -119,6 +119,9 @@ class Export:
         import adbc_driver_sqlite
 
         self.path = path
+        self.streams: list[
+            Iterator[pa.Table]
+        ] = []  # batches() generators, closed (their statements) by close()
         try:
             self.db = adbc_driver_sqlite.connect(sqlite_uri(path))
         except Exception as e:  # noqa: BLE001 - the driver raises its own error types
@@ -137,7 +140,13 @@ class Export:
     def batches(self, sql: str, what: str) -> Iterator[pa.Table]:
         """The result of ``sql`` as Arrow tables of one batch each (64k rows), read as they are consumed: first an
         empty table with the result's columns, then one per batch. Raises :class:`InputError` naming the file and
-        ``what`` was being read, with the driver's message on one line."""
+        ``what`` was being read, with the driver's message on one line. A stream its consumer left unfinished (an
+        error in DuckDB while it loaded the batches) is closed by :meth:`close`."""
+        stream = self._batches(sql, what)
+        self.streams.append(stream)
+        return stream
+
+    def _batches(self, sql: str, what: str) -> Generator[pa.Table, None, None]:
         import adbc_driver_manager
 
         try:
@@ -171,6 +180,8 @@ class Export:
         return out
 
     def close(self) -> None:
+        for stream in self.streams:  # an open statement would make the connection's close raise
+            stream.close()
         self.conn.close()
         self.db.close()
 

@@ -60,3 +60,17 @@ def test_a_table_of_several_batches_with_invalid_utf8_in_a_later_one(tmp_path: P
     long_kernels = _kernels(con, "%long.sqlite")
     assert len(long_kernels) == len(KERNELS)
     assert long_kernels == _kernels(con, "%short.sqlite")
+
+
+def test_an_unfinished_stream_does_not_hide_the_error(tmp_path: Path) -> None:
+    """A load that DuckDB stops half-way (out of memory or disk, Ctrl-C) leaves the export's batch stream
+    unfinished: closing the export closed its connection with the statement still open, and ADBC's RuntimeError
+    ("Cannot close AdbcConnection with open AdbcStatement") replaced the real error."""
+    from rooflake.ingest import nsys_export
+
+    path = tmp_path / "e.sqlite"
+    build_export(path)
+    db = nsys_export.Export(path)
+    stream = db.batches("SELECT * FROM NVTX_EVENTS", "its NVTX events")
+    assert next(stream).num_rows == 0 and next(stream).num_rows > 0  # the schema, then the first batch
+    db.close()
