@@ -119,9 +119,8 @@ class Export:
         import adbc_driver_sqlite
 
         self.path = path
-        self.streams: list[
-            Iterator[pa.Table]
-        ] = []  # batches() generators, closed (their statements) by close()
+        # batches() generators: close() closes them (and so their statements)
+        self.streams: list[Generator[pa.Table, None, None]] = []
         try:
             self.db = adbc_driver_sqlite.connect(sqlite_uri(path))
         except Exception as e:  # noqa: BLE001 - the driver raises its own error types
