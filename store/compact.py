@@ -451,6 +451,7 @@ def compact(root: Path | str) -> CompactResult:
     before. Raises :class:`StoreError` when another compaction of the store is running (nothing changes) or the
     store cannot be written (it is then as before)."""
     import duckdb
+    import pyarrow as pa
 
     from rooflake.schema import StoreError
 
@@ -467,7 +468,7 @@ def compact(root: Path | str) -> CompactResult:
     try:
         with local_lock(root), store_lock(root):
             return _compact_locked(root, staging)
-    except (OSError, duckdb.Error) as e:
+    except (OSError, duckdb.Error, pa.ArrowException) as e:  # pyarrow reads the compacted runs files
         why = e.strerror if isinstance(e, OSError) and e.strerror else " ".join(str(e).split())
         raise StoreError(f"cannot compact store {root}: {why}") from e
 
@@ -649,5 +650,12 @@ def compact_remote(url: str, stale_after_s: float = LOCK_STALE_S) -> CompactResu
     reader whose listing went stale lists again: ``database.Database.refresh``). Raises :class:`StoreError` naming
     the store when another compaction holds the lock or committed meanwhile (nothing changed), or when the store
     cannot be read or written."""
+    import pyarrow as pa
+
+    from rooflake.schema import StoreError
+
     with remote_lock(url, stale_after_s):
-        return _compact_remote_locked(url)
+        try:
+            return _compact_remote_locked(url)
+        except (OSError, pa.ArrowException) as e:  # reading the compacted runs files (_held_runs, _runs_written)
+            raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e

@@ -298,3 +298,23 @@ def test_a_second_compaction_of_a_local_store_fails_and_changes_nothing(store, t
     assert first.returncode == 0 and out.split() == [str(len(runs)), str(len(runs))]
     assert named_answers(Store(root), runs) == before and Store(root).run_ids() == sorted(runs)
     assert compact.compact(root).written == 0  # the lock is free again
+
+
+def test_a_damaged_compacted_runs_file_is_one_error_line(store) -> None:
+    """A run re-ingested with --force makes the next compaction read its generation's files again (DuckDB, and
+    pyarrow for the run ids it holds): a damaged one is one Error line naming the store, and the store is left as
+    it was."""
+    from typer.testing import CliRunner
+
+    root, _ = store
+    compact.compact(root)
+    (again,) = list(ingest_paths([fixture(REPORTS[0])], root, force=True))
+    assert again.status == "replaced"
+    (runs_file,) = (root / "runs" / "compacted").glob("*.parquet")
+    runs_file.write_bytes(runs_file.read_bytes()[:100])
+    before = sorted((p, p.stat().st_size) for p in root.rglob("*") if p.is_file() and ".lock" not in p.name)
+    r = CliRunner().invoke(app, ["compact", "--store", str(root)])
+    assert r.exit_code == 1 and r.stderr.startswith(f"Error: cannot compact store {root}:"), r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+    after = sorted((p, p.stat().st_size) for p in root.rglob("*") if p.is_file() and ".lock" not in p.name)
+    assert after == before
