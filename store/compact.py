@@ -657,5 +657,6 @@ def compact_remote(url: str, stale_after_s: float = LOCK_STALE_S) -> CompactResu
     with remote_lock(url, stale_after_s):
         try:
             return _compact_remote_locked(url)
-        except (OSError, pa.ArrowException) as e:  # reading the compacted runs files (_held_runs, _runs_written)
+        # pyarrow reads the compacted runs files (_held_runs, _runs_written)
+        except (OSError, pa.ArrowException) as e:
             raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
