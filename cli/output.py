@@ -289,6 +289,11 @@ def _csv(table: pa.Table) -> bytes:
     return bytes(buf.getvalue().to_pybytes())
 
 
+def _json(table: pa.Table) -> bytes:
+    rows = [{k: _plain(v) for k, v in r.items()} for r in table.to_pylist()]
+    return (json.dumps(rows, indent=None, default=str) + "\n").encode()
+
+
 def _parquet(table: pa.Table) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -314,8 +319,7 @@ def write_table(table: pa.Table | Rows, fmt: str, out: Path | None) -> None:
     elif fmt == "csv":
         data = _csv(table)
     elif fmt == "json":
-        rows = [{k: _plain(v) for k, v in r.items()} for r in table.to_pylist()]
-        data = (json.dumps(rows, indent=None, default=str) + "\n").encode()
+        data = _json(table)
     else:
         data = (render_text(table) + "\n").encode()
     if out is None:

@@ -11,7 +11,7 @@ vendor library) gives a result from ``on_crash`` instead of hanging the batch.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
@@ -30,7 +30,7 @@ def run_isolated(
     jobs: list[Any],
     n: int,
     on_crash: Callable[[Any, int | None], Any],
-) -> Iterator[Any]:
+) -> Generator[Any, None, None]:
     """Yield ``fn(job)`` for every job, in the order they finish, each computed in a fresh process of the
     multiprocessing context ``ctx`` (``fn`` and the jobs must pickle), at most ``n`` at once plus one started ahead
     and idle. A process that exits without a result yields ``on_crash(job, exitcode)``. Closing the generator early
