@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compact import NSYS
+from test_compact import NSYS, PAUSED
 from test_pruning import REPORTS, copy_runs, named_answers
 from test_s3_store import invoke, s3_endpoint  # noqa: F401 - the moto server fixture
 
@@ -196,23 +196,6 @@ def test_s3_compact_ingest_more_compact_again_writes_only_the_new_runs(s3_part, 
     assert Store(url).run_ids() == sorted(runs)
     assert compact.compact(url).written == 0
     assert remote.clean(url, stale_after_s=-1.0) == 0  # nothing left over
-
-
-PAUSED = """
-import sys, time
-from pathlib import Path
-from rooflake.store import compact
-write, ready, go = compact.write_generation, Path(sys.argv[2]), Path(sys.argv[3])
-def paused(*a, **k):
-    ready.touch()
-    t0 = time.monotonic()
-    while not go.exists() and time.monotonic() - t0 < 300:
-        time.sleep(0.05)
-    return write(*a, **k)
-compact.write_generation = paused
-r = compact.compact(sys.argv[1])
-print(r.runs, r.written)
-"""
 
 
 def test_a_second_s3_compaction_fails_and_changes_nothing(s3_runs, tmp_path: Path) -> None:
