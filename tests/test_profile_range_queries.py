@@ -74,7 +74,7 @@ def store(tmp_path: Path) -> Store:
         {"op_id": 3, "module_path": "", "phase": "forward", "flops": None, "bytes_compulsory": 0},
         {"op_id": 4, "module_path": "conv", "phase": "backward", "flops": 2000.0, "bytes_compulsory": 200},
     ]
-    _publish(s, "e1", "torch-model", estimates=_table(ESTIMATES, est, run_id="e1"))
+    _publish(s, "e1", "torch-model", estimates=_table(ESTIMATES, est, run_id="e1", dtype="float32"))
     ceil = [
         {"ceiling": "FP32", "kind": "compute", "value": 50.0e9, "unit": "FLOP/s", "source": "measured"},
         {"ceiling": "FP32", "kind": "compute", "value": 40.0e9, "unit": "FLOP/s", "source": "measured"},

@@ -146,13 +146,31 @@ def _versus_estimates(
         table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
         return Layers(run_id, table, coverage, None, versus)
     no_roofs = pa.table({"ceiling": pa.array([], pa.string()), "kind": pa.array([], pa.string()),
-                         "value": pa.array([], pa.float64())})  # fmt: skip
+                         "value": pa.array([], pa.float64()), "source": pa.array([], pa.string())})  # fmt: skip
     params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth, "level": "dram"}
-    params |= {"ceiling": "FP32", "precision": "fp32", "timed_by": "ranges"}
+    params |= {"timed_by": "ranges"}
     points = fetch(con, "estimate_layer_roofline", params, tables={"layer_roofs": no_roofs}, what=what)
     versus = points.select(list(RANGE_VERSUS)).rename_columns(list(RANGE_VERSUS.values()))
     table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
     return Layers(run_id, table, coverage, None, versus, timed_by="ranges")
+
+
+def estimate_roofs_text(points: Any) -> str:
+    """The compute roofs the layers of an estimate roofline were judged against (step ``estimate_layer_roofline``'s
+    ``peak_ceiling``, ``dtype`` and ``peak_reason`` columns), in words for a caption: ``"compute roof TENSOR BF16
+    (bfloat16, modelled dtype)"``; a layer whose roof is missing adds its reason (its attainable is NULL)."""
+    used: dict[str, set[str]] = {}
+    missing: dict[str, int] = {}
+    for r in points.select(["peak_ceiling", "dtype", "peak_reason"]).to_pylist():
+        if r["peak_ceiling"] is not None:
+            used.setdefault(r["peak_ceiling"], set()).add(r["dtype"] or "no dtype")
+        else:
+            missing[r["peak_reason"]] = missing.get(r["peak_reason"], 0) + 1
+    parts = [f"{c} ({', '.join(sorted(d))}, modelled dtype)" for c, d in sorted(used.items())]
+    text = f"compute roof {'; '.join(parts)}" if parts else "no compute roof"
+    for reason, n in sorted(missing.items(), key=lambda kv: str(kv[0])):
+        text += f"; {n} layer{'s' if n > 1 else ''} without attainable: {reason}"
+    return text
 
 
 def match_runs(store: Any, nsys_run: str, ncu_run: str) -> RunMatch:

@@ -11,7 +11,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import run_roofs
-from rooflake.views.layers import RunMatch, match_runs
+from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs
 from rooflake.views.runs import run_info
 
 LEVELS = ("dram", "l2", "l1", "all")
@@ -160,11 +160,13 @@ def estimate_roofline(
 
     Roofs: for a run without kernels, the measured ceilings of its host (``rl ceilings measure``; the machine key of
     the run's ``threads`` label where it has one, step ``host_measured_ceilings``); for a GPU run, the ceilings of its
-    GPU that :func:`rooflake.views.ceilings.machine_ceilings` selects by default. The compute roof is FP32.
+    GPU that :func:`rooflake.views.ceilings.machine_ceilings` selects by default. The compute roof is that of each
+    layer's precision (its estimates' dtype; on Tensor Cores the tensor roof of that source type), NULL with
+    ``peak_reason`` where the roofs lack it (step ``estimate_layer_roofline``); ``provenance`` names the roofs used.
 
     Returns a :class:`Roofline` (grain ``layer``; ``points`` with layer_roofline's columns plus steps, calls,
-    launches, time_source, bytes_compulsory, ops, ops_without_flops; ``provenance`` says what is measured and what
-    modelled). Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong kind),
+    launches, time_source, bytes_compulsory, ops, ops_without_flops, dtype, peak_reason; ``provenance`` says what is
+    measured and what modelled). Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong kind),
     :class:`RooflineDataError` (no ceilings, several machine keys, no layer at ``depth``).
     """
     if level not in LEVELS:
@@ -184,7 +186,7 @@ def estimate_roofline(
     gpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() > 0
     roofs, where = _gpu_roofs(store, run_id) if gpu else _host_roofs(con, run)
     params = {"run_id": run_id, "estimates_run_id": estimates_run, "depth": depth, "level": level}
-    params |= {"ceiling": "FP32", "precision": "fp32", "timed_by": "kernels" if gpu else "ranges"}
+    params |= {"timed_by": "kernels" if gpu else "ranges"}
     points = fetch(
         con, "estimate_layer_roofline", params, tables={"layer_roofs": roofs}, what=f"layers of run {run_id}"
     )
@@ -196,7 +198,7 @@ def estimate_roofline(
     timed = "GPU kernel time" if gpu else "NVTX ranges on the CPU"
     provenance = (
         f"time measured (nsys, {timed}), FLOPs and bytes modelled (rl estimate {estimates_run}; bytes "
-        f"compulsory), ceilings {where}"
+        f"compulsory), ceilings {where}, {estimate_roofs_text(points)}"
     )
     return Roofline(run_id, run, "layer", depth, points, roofs, None, provenance)
 

@@ -7,20 +7,30 @@
 -- call of the phase range. A run holding several annotated models (one NVTX domain each) keeps the domain(s) whose
 -- module paths the estimates hold best (the largest share of the domain's module paths found in the estimates), so
 -- another model's layers never take this model's FLOPs. The roofs are the rows of `layer_roofs` (the caller picks
--- them: measured CPU ceilings of the run's host and threads, or the ceilings helper's rows for a GPU): compute
--- ceiling $ceiling and every bandwidth ceiling. The compulsory bytes (every input, weight and output once) are a lower bound of the traffic at
--- any level, so they stand at the level(s) drawn ($level: l1 | l2 | dram | all) and AI is an upper bound there.
+-- them: measured CPU ceilings of the run's host and threads, or the ceilings helper's rows for a GPU): every
+-- bandwidth ceiling, and the compute ceiling of the layer's precision. That precision is the estimates' dtype carrying
+-- most of the layer's FLOPs (float64 fp64, float32 fp32, float16 fp16, bfloat16 bf16, float8_* fp8). Its roof, the
+-- first of these that layer_roofs holds: fp64 FP64; fp32 FP32; fp16 | bf16 | fp8 on a GPU with Tensor Cores (a GPU run,
+-- runs.compute_capability >= 7.0, not a GTX 16xx: Turing's TU116/TU117 have none) the dense Tensor-Core roof of that
+-- source type, as kernel_roofs names it (`TENSOR FP16→FP32`: ncu's FP32-accumulate peak, what PyTorch's GEMMs use)
+-- or as the datasheet does (`TENSOR FP16`; chosen_kernel_roofs pairs them the same way), else the GEMM ceiling
+-- `rl ceilings measure` measured on that GPU (`FP16`, source measured: its GEMMs run on the Tensor Cores); without
+-- Tensor Cores (a CPU, or a GPU without) the pipe of that precision (FP16, BF16, FP8). Where that roof is missing,
+-- peak, attainable and bound are NULL and peak_reason says why: never another precision's roof. The compulsory bytes
+-- (every input, weight and output once) are a lower bound of the traffic at any level, so they stand at the level(s)
+-- drawn ($level: l1 | l2 | dram | all) and AI is an upper bound there.
 -- Same columns and rules as layer_roofline (macros attainable, roof_bound, above_roof; Williams et al. 2009,
 -- Wang et al. arXiv 2009.04598), one row per layer at NVTX depth $depth.
 -- Given: layer_roofs.
--- Parameters: $run_id, $estimates_run_id, $depth, $level, $ceiling, $precision, $timed_by.
+-- Parameters: $run_id, $estimates_run_id, $depth, $level, $timed_by.
 -- Columns:
 --   run_id               run
 --   kernel_id            layer number within the run (0-based, by layer), not a kernel
 --   name                 the layer: domain:phase/.../module path (range_times.layer)
 --   short_name           the layer
 --   nvtx_path            the layer
---   precision            $precision (the estimates' dtype)
+--   precision            the roof's precision: fp64 | fp32 | fp16 | bf16 | fp8, or tensor for fp16 | bf16 | fp8 on a
+--                        GPU with Tensor Cores (NULL: no floating-point dtype in the layer's estimates)
 --   is_dominant          true (one precision per layer)
 --   duration_ns          ns per step, measured (range inclusive time or kernel time, / steps)
 --   flops                FLOP per step, modelled (sum of the estimates' flops of the module and those inside it)
@@ -31,8 +41,8 @@
 --   ai_l2                FLOP/byte at L2
 --   ai_dram              FLOP/byte at DRAM
 --   achieved_flops_per_s FLOP/s = flops / duration
---   peak_flops_per_s     FLOP/s, the $ceiling roof of layer_roofs
---   peak_ceiling         $ceiling where layer_roofs has it, else NULL
+--   peak_flops_per_s     FLOP/s, the compute roof of the layer's precision in layer_roofs (NULL: see peak_reason)
+--   peak_ceiling         the name of that roof (FP32, TENSOR BF16, TENSOR FP16→FP32, ...); NULL where it is missing
 --   bw_l1                byte/s, L1's ceiling in layer_roofs
 --   bw_l2                byte/s, L2's ceiling
 --   bw_dram              byte/s, DRAM's ceiling
@@ -45,7 +55,7 @@
 --   attainable_flops_per_s  FLOP/s, the lowest of the levels' attainable
 --   fraction_of_roof     achieved / attainable
 --   zero_flops           the model gives the layer no FLOPs (pooling, copies)
---   bound                DRAM | L2 | L1 | upper($precision) (NULL without a roof or FLOPs)
+--   bound                DRAM | L2 | L1 | upper(precision) (NULL without a roof or FLOPs)
 --   levels_without_roof  levels with bytes but no roof in layer_roofs
 --   above_roof           achieved exceeds attainable by more than 0.1 %
 --   flags                ['ops_without_flops'] when some estimate rows of the layer have no FLOP formula, else []
@@ -56,6 +66,9 @@
 --   bytes_compulsory     byte per step, modelled: every input, weight and output once
 --   ops                  estimate rows under the layer
 --   ops_without_flops    estimate rows of the layer whose FLOPs are NULL (no formula): flops is then a part
+--   dtype                the estimates' dtype carrying most of the layer's FLOPs (modelled; float32, bfloat16, ...)
+--   peak_reason          why peak_flops_per_s is NULL ('NULL: no TENSOR BF16→FP32 or TENSOR BF16 ... ceiling ...');
+--                        NULL where the roof is known
 WITH rt AS (
     SELECT run_id, layer, domain, stack, stack[1] AS phase, depth, calls, inclusive_ns,
         CASE WHEN depth = 1 THEN '' ELSE stack[len(stack)] END AS module_path
@@ -88,27 +101,120 @@ gpu AS (
     GROUP BY layer
 ),
 e AS (
-    SELECT module_path, phase, flops, bytes_compulsory FROM estimates WHERE run_id = $estimates_run_id
+    SELECT module_path, phase, flops, bytes_compulsory, dtype FROM estimates WHERE run_id = $estimates_run_id
+),
+je AS (
+    SELECT t.run_id, t.layer, t.domain, t.phase, t.calls, t.inclusive_ns, e.module_path, e.flops, e.bytes_compulsory,
+        e.dtype
+    FROM rt AS t
+    LEFT JOIN e ON e.phase = t.phase
+        AND (t.module_path = '' OR e.module_path = t.module_path OR starts_with(e.module_path, t.module_path || '.'))
+    WHERE t.depth = $depth AND t.domain IN (SELECT domain FROM best_domains)
 ),
 j AS (
     SELECT
         t.run_id, t.layer, s.steps, t.calls, g.launches,
         CASE WHEN $timed_by = 'kernels' THEN g.kernel_time_ns ELSE t.inclusive_ns END / s.steps AS duration_ns,
-        sum(e.flops) AS flops,
-        CAST(sum(e.bytes_compulsory) AS BIGINT) AS bytes_compulsory,
-        count(e.module_path) AS ops,
-        count(*) FILTER (WHERE e.module_path IS NOT NULL AND e.flops IS NULL) AS ops_without_flops
-    FROM rt AS t
+        sum(t.flops) AS flops,
+        CAST(sum(t.bytes_compulsory) AS BIGINT) AS bytes_compulsory,
+        count(t.module_path) AS ops,
+        count(*) FILTER (WHERE t.module_path IS NOT NULL AND t.flops IS NULL) AS ops_without_flops
+    FROM je AS t
     JOIN steps AS s ON s.domain = t.domain AND s.phase = t.phase
     LEFT JOIN gpu AS g ON g.layer = t.layer
-    LEFT JOIN e ON e.phase = t.phase
-        AND (t.module_path = '' OR e.module_path = t.module_path OR starts_with(e.module_path, t.module_path || '.'))
-    WHERE t.depth = $depth AND t.domain IN (SELECT domain FROM best_domains)
     GROUP BY ALL
+),
+dtypes AS (
+    SELECT
+        layer,
+        dtype,
+        row_number() OVER (PARTITION BY layer ORDER BY sum(coalesce(flops, 0)) DESC, count(*) DESC, dtype) AS rank
+    FROM je
+    WHERE dtype IS NOT NULL
+    GROUP BY layer, dtype
+),
+machine AS (
+    SELECT
+        CASE
+            WHEN $timed_by <> 'kernels' THEN false
+            WHEN regexp_matches(coalesce(gpu_name, ''), 'GTX 16[0-9][0-9]') THEN false
+            ELSE TRY_CAST(compute_capability AS DOUBLE) >= 7.0
+        END AS tensor_cores
+    FROM runs
+    WHERE run_id = $run_id
+),
+lp AS (
+    SELECT
+        j.layer,
+        d.dtype,
+        CASE
+            WHEN d.dtype = 'float64' THEN 'fp64'
+            WHEN d.dtype = 'float32' THEN 'fp32'
+            WHEN d.dtype = 'float16' THEN 'fp16'
+            WHEN d.dtype = 'bfloat16' THEN 'bf16'
+            WHEN starts_with(d.dtype, 'float8') THEN 'fp8'
+        END AS dtype_precision,
+        m.tensor_cores
+    FROM j
+    LEFT JOIN dtypes AS d ON d.layer = j.layer AND d.rank = 1
+    LEFT JOIN machine AS m ON true
+),
+lc AS (
+    SELECT
+        *,
+        CASE WHEN dtype_precision IN ('fp16', 'bf16', 'fp8') AND tensor_cores IS NOT false THEN 'tensor'
+            ELSE dtype_precision END AS precision,
+        CASE
+            WHEN dtype_precision IN ('fp64', 'fp32') OR tensor_cores IS false THEN [upper(dtype_precision)]
+            ELSE ['TENSOR ' || upper(dtype_precision) || '→FP32', 'TENSOR ' || upper(dtype_precision),
+                upper(dtype_precision)]
+        END AS candidates
+    FROM lp
+),
+compute_roofs AS (
+    SELECT ceiling, source, max(value) AS value
+    FROM layer_roofs
+    WHERE kind = 'compute' AND value > 0 AND NOT isnan(value)
+    GROUP BY ceiling, source
+),
+roof AS (
+    SELECT
+        l.layer,
+        r.ceiling,
+        r.value,
+        row_number() OVER (PARTITION BY l.layer ORDER BY list_position(l.candidates, r.ceiling), r.source) AS rank
+    FROM lc AS l
+    JOIN compute_roofs AS r ON list_contains(l.candidates, r.ceiling)
+        -- on Tensor Cores the bare FP16/BF16/FP8 name stands for the measured GEMM ceiling only (a report's FP16
+        -- is the non-tensor pipe)
+        AND (l.precision <> 'tensor' OR starts_with(r.ceiling, 'TENSOR') OR r.source = 'measured')
+    WHERE l.tensor_cores IS NOT NULL OR l.precision <> 'tensor'
+),
+lr AS (
+    SELECT
+        l.layer,
+        l.dtype,
+        l.precision,
+        r.ceiling AS peak_ceiling,
+        r.value AS peak,
+        CASE
+            WHEN r.value IS NOT NULL THEN NULL
+            WHEN l.dtype IS NULL THEN 'NULL: no floating-point dtype among the estimates of this layer'
+            WHEN l.dtype_precision IS NULL THEN 'NULL: no compute roof for dtype ' || l.dtype
+            WHEN l.precision = 'tensor' AND l.tensor_cores IS NULL THEN 'NULL: the run''s compute capability is '
+                || 'unknown, so whether its GPU has Tensor Cores (the roof of ' || l.dtype || ') is unknown'
+            ELSE 'NULL: no ' || array_to_string(
+                CASE WHEN l.precision = 'tensor' THEN l.candidates[1:2] || ['measured ' || l.candidates[3]]
+                    ELSE l.candidates END,
+                ' or '
+            ) || ' ceiling among the roofs (the ' || l.dtype || ' roof' || CASE WHEN l.precision = 'tensor'
+                THEN ' on Tensor Cores' ELSE '' END || '; another precision''s roof is not used)'
+        END AS peak_reason
+    FROM lc AS l
+    LEFT JOIN roof AS r ON r.layer = l.layer AND r.rank = 1
 ),
 c AS (
     SELECT
-        max(value) FILTER (WHERE kind = 'compute' AND ceiling = $ceiling) AS peak,
         max(value) FILTER (WHERE kind = 'bandwidth' AND ceiling = 'L1') AS bw_l1,
         max(value) FILTER (WHERE kind = 'bandwidth' AND ceiling = 'L2') AS bw_l2,
         max(value) FILTER (WHERE kind = 'bandwidth' AND ceiling = 'DRAM') AS bw_dram
@@ -117,14 +223,20 @@ c AS (
 a AS (
     SELECT
         j.*,
+        lr.dtype,
+        lr.precision,
+        lr.peak_ceiling,
+        lr.peak_reason,
         dense_rank() OVER (ORDER BY j.layer) - 1 AS kernel_id,
         CASE WHEN $level IN ('l1', 'all') THEN j.bytes_compulsory END AS bytes_l1,
         CASE WHEN $level IN ('l2', 'all') THEN j.bytes_compulsory END AS bytes_l2,
         CASE WHEN $level IN ('dram', 'all') THEN j.bytes_compulsory END AS bytes_dram,
         j.flops * 1e9 / nullif(j.duration_ns, 0) AS achieved_flops_per_s,
-        c.peak AS peak_flops_per_s,
+        lr.peak AS peak_flops_per_s,
         c.bw_l1, c.bw_l2, c.bw_dram
-    FROM j, c
+    FROM j
+    JOIN lr ON lr.layer = j.layer
+    CROSS JOIN c
 ),
 r AS (
     SELECT
@@ -151,7 +263,7 @@ SELECT
     layer AS name,
     layer AS short_name,
     layer AS nvtx_path,
-    $precision AS precision,
+    precision,
     true AS is_dominant,
     duration_ns,
     flops,
@@ -163,7 +275,7 @@ SELECT
     ai_dram,
     achieved_flops_per_s,
     peak_flops_per_s,
-    CASE WHEN peak_flops_per_s IS NOT NULL THEN $ceiling END AS peak_ceiling,
+    peak_ceiling,
     bw_l1,
     bw_l2,
     bw_dram,
@@ -176,7 +288,7 @@ SELECT
     attainable_flops_per_s,
     achieved_flops_per_s / nullif(attainable_flops_per_s, 0) AS fraction_of_roof,
     coalesce(flops, 0) = 0 AS zero_flops,
-    roof_bound(attainable_flops_per_s, peak_flops_per_s, $precision, attainable_l2, attainable_dram, flops) AS bound,
+    roof_bound(attainable_flops_per_s, peak_flops_per_s, precision, attainable_l2, attainable_dram, flops) AS bound,
     levels_without_roof(bytes_l1, bw_l1, bytes_l2, bw_l2, bytes_dram, bw_dram) AS levels_without_roof,
     above_roof(achieved_flops_per_s, attainable_flops_per_s) AS above_roof,
     CASE WHEN ops_without_flops > 0 THEN ['ops_without_flops'] ELSE [] END::VARCHAR[] AS flags,
@@ -187,6 +299,8 @@ SELECT
         ELSE 'measured: inclusive time of the NVTX ranges (nsys)' END AS time_source,
     bytes_compulsory,
     ops,
-    ops_without_flops
+    ops_without_flops,
+    dtype,
+    peak_reason
 FROM m
 ORDER BY kernel_id
