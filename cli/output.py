@@ -289,8 +289,16 @@ def _csv(table: pa.Table) -> bytes:
     return bytes(buf.getvalue().to_pybytes())
 
 
-def _json(table: pa.Table) -> bytes:
-    rows = [{k: _plain(v) for k, v in r.items()} for r in table.to_pylist()]
+def _json(table: pa.Table | Rows) -> bytes:
+    """One JSON array of row objects. Rows from :func:`rooflake.schema.duck.fetch_pylist` hold the values
+    ``to_pylist`` gives for the same result (no pyarrow needed): both give the same bytes."""
+    if isinstance(table, Rows):
+        records = [
+            dict(zip(table.names, r, strict=True)) for r in table.rows
+        ]  # a repeated name: its last value
+    else:
+        records = table.to_pylist()
+    rows = [{k: _plain(v) for k, v in r.items()} for r in records]
     return (json.dumps(rows, indent=None, default=str) + "\n").encode()
 
 
@@ -305,23 +313,24 @@ def _parquet(table: pa.Table) -> bytes:
 
 def write_table(table: pa.Table | Rows, fmt: str, out: Path | None) -> None:
     """Write ``table`` as ``fmt`` (table | csv | json | parquet) to ``out`` or stdout. ``table``: a
-    ``pyarrow.Table``, or for the table format :class:`rooflake.schema.duck.Rows` (no pyarrow needed).
+    ``pyarrow.Table``, or for the table format :class:`rooflake.schema.duck.Rows` (no pyarrow needed), or for
+    json the Rows of :func:`rooflake.schema.duck.fetch_pylist`.
 
     ``out``: written by the rule of :mod:`rooflake.render.files` (missing parent directories created, atomic; a
     device such as ``/dev/stdout`` written in place). Raises :class:`UsageError` for parquet without ``out``,
     :class:`rooflake.schema.OutputError` (naming the path) when ``out`` cannot be written."""
-    if isinstance(table, Rows) and fmt != "table":
+    if fmt == "json":
+        data = _json(table)
+    elif fmt not in ("parquet", "csv"):
+        data = (render_text(table) + "\n").encode()
+    elif isinstance(table, Rows):
         raise TypeError(f"--format {fmt} needs a pyarrow.Table, not Rows")
-    if fmt == "parquet":
+    elif fmt == "parquet":
         if out is None:
             raise UsageError("--format parquet needs --out FILE")
         data = _parquet(table)
-    elif fmt == "csv":
-        data = _csv(table)
-    elif fmt == "json":
-        data = _json(table)
     else:
-        data = (render_text(table) + "\n").encode()
+        data = _csv(table)
     if out is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

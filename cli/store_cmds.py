@@ -197,5 +197,7 @@ def sql(
 
         table = spark_execute(Store(store), query, bound, unsafe=unsafe)
     else:
-        table = queries.execute(Store(store), query, bound, unsafe=unsafe, as_rows=fmt is Fmt.table)
+        table = queries.execute(
+            Store(store), query, bound, unsafe=unsafe, as_rows=fmt is Fmt.table, as_pylist=fmt is Fmt.json
+        )
     emit(table, fmt, out)

@@ -313,24 +313,32 @@ def run(
 
 
 def execute(
-    store: Any, sql: str, params: dict[str, Any] | None = None, *, unsafe: bool = False, as_rows: bool = False
+    store: Any,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    unsafe: bool = False,
+    as_rows: bool = False,
+    as_pylist: bool = False,
 ) -> Any:
     """Run a user's SQL over the store's tables, every named query (views and table macros) and the shared macros;
     returns a ``pyarrow.Table`` (``as_rows``: :class:`rooflake.schema.duck.Rows`, DuckDB's Python values, without
-    importing pyarrow: what a terminal table needs). Unless ``unsafe``, only queries run
-    (:func:`rooflake.store.database.run_read_only`). Raises :class:`QueryError` with DuckDB's message (syntax
-    errors, unknown columns or tables, a missing parameter value, a refused statement)."""
+    importing pyarrow: what a terminal table needs; ``as_pylist``: :func:`rooflake.schema.duck.fetch_pylist`'s
+    Rows holding the values ``to_pylist`` would give, or the table where a column's type has no such values: what
+    JSON needs). Unless ``unsafe``, only queries run (:func:`rooflake.store.database.run_read_only`). Raises
+    :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables, a missing parameter value,
+    a refused statement)."""
     import duckdb
 
-    from rooflake.schema.duck import fetch_rows
+    from rooflake.schema.duck import fetch_pylist, fetch_rows
     from rooflake.store.database import refuse_writes, run_read_only
 
     con = connect(store, sql, unsafe=unsafe)
-    if not as_rows:
+    if not (as_rows or as_pylist):
         return run_read_only(con, sql, params or {}, unsafe=unsafe)
     if not unsafe:  # as run_read_only does
         refuse_writes(con, sql)
     try:
-        return fetch_rows(con, sql, params or {})
+        return (fetch_rows if as_rows else fetch_pylist)(con, sql, params or {})
     except duckdb.Error as e:
         raise QueryError(f"SQL failed: {' '.join(str(e).split())}") from e

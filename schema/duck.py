@@ -21,7 +21,7 @@ import base64
 import contextlib
 import datetime
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -188,6 +188,114 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
             )
         )
     return Rows(names, types, rel.fetchall(), zone)
+
+
+#: DuckDB type ids whose Python values from DuckDB's client equal what pyarrow's ``Table.to_pylist`` gives for the
+#: same column of :func:`fetch_arrow`'s table (tests/test_output_rows.py compares the two). Left out, for example:
+#: HUGEINT (Arrow: a Decimal), ARRAY and unnamed STRUCT (DuckDB: a tuple), DATE, TIME, TIMESTAMP_NS, INTERVAL,
+#: UUID, BIT (each converted differently, or failing, on one side).
+PYLIST_SCALARS = frozenset(
+    [
+        "boolean",
+        "tinyint",
+        "smallint",
+        "integer",
+        "bigint",
+        "utinyint",
+        "usmallint",
+        "uinteger",
+        "ubigint",
+        "float",
+        "double",
+        "decimal",
+        "varchar",
+        "blob",
+        "enum",
+        "null",
+    ]
+)
+#: TIMESTAMP and TIMESTAMPTZ, as columns of the result (not nested): fetched as microseconds since the epoch and
+#: made into datetimes as pyarrow makes them (a TIMESTAMPTZ in the connection's zone, with the right fold in a
+#: repeated hour); an infinite one fails, as it does in pyarrow (no datetime holds it)
+PYLIST_EPOCH = frozenset({"timestamp", TIMESTAMPTZ.lower()})
+_EPOCH = datetime.datetime(1970, 1, 1)
+_INFINITE = "a {t} value is infinite: JSON has no text for it (CAST it AS VARCHAR)"
+
+
+def _pylist_type(t: Any, top: bool = False) -> bool:
+    """Whether values of DuckDB type ``t`` come from :func:`fetch_pylist` as ``to_pylist`` gives them."""
+    if t.id in PYLIST_SCALARS or (top and t.id in PYLIST_EPOCH):
+        return True
+    if t.id == "map":
+        return t.children[0][1].id in PYLIST_SCALARS and _pylist_type(t.children[1][1])
+    if t.id in ("list", "struct"):
+        return bool(t.children) and all(_pylist_type(c) for _, c in t.children)
+    return False
+
+
+def _arrow_maps(v: Any, t: Any) -> Any:
+    """Value ``v`` of DuckDB type ``t`` with every map (a dict from DuckDB) as Arrow gives it: (key, value) pairs."""
+    if v is None or "MAP(" not in str(t):
+        return v
+    if t.id == "map":
+        return [(k, _arrow_maps(x, t.children[1][1])) for k, x in v.items()]
+    if t.id == "list":
+        return [_arrow_maps(x, t.children[0][1]) for x in v]
+    fields = dict(t.children)  # a struct
+    return {k: _arrow_maps(x, fields[k]) for k, x in v.items()}
+
+
+def _converter(t: Any, zone: str) -> Callable[[Any], Any]:
+    """The function making a value of column type ``t`` as :func:`fetch_pylist` fetches it what pyarrow gives:
+    microseconds since the epoch as a datetime (naive, or in ``zone``: raises ``KeyError`` for a zone Python's
+    ``zoneinfo`` does not know), maps as (key, value) pairs."""
+    if t.id not in PYLIST_EPOCH:
+        return lambda v: _arrow_maps(v, t)
+    if t.id == "timestamp":
+        return lambda v: None if v is None else _EPOCH + datetime.timedelta(microseconds=v)
+    from zoneinfo import ZoneInfo
+
+    tz, utc = ZoneInfo(zone), _EPOCH.replace(tzinfo=datetime.timezone.utc)
+    return lambda v: None if v is None else (utc + datetime.timedelta(microseconds=v)).astimezone(tz)
+
+
+def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows | pa.Table:
+    """Run ``sql`` with named ``params`` on DuckDB connection ``con``. When every column's type is one whose values
+    come from DuckDB's client as pyarrow gives them (:data:`PYLIST_SCALARS`, lists, maps and structs of them,
+    TIMESTAMP and TIMESTAMPTZ columns: :data:`PYLIST_EPOCH`), the result is :class:`Rows` (``zone`` empty) whose
+    ``rows`` equal the values of ``fetch_arrow(con, sql, params).to_pylist()`` (maps as lists of (key, value)
+    pairs, TIMESTAMPTZ as aware datetimes in the connection's zone), without importing pyarrow (``rl sql -f
+    json``: issue 14); else the same statement's result as a ``pyarrow.Table`` (:func:`fetch_arrow`). Raises
+    ``duckdb.Error`` (for an infinite TIMESTAMP[TZ] value too: pyarrow fails on it with ``OverflowError``)."""
+    zone = str(
+        con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0]
+    )  # first: see fetch_rows
+    rel = con.sql(sql, params=params or None)
+    if rel is None:
+        return Rows((), (), [])
+    names, types = tuple(rel.columns), tuple(rel.types)
+    try:
+        convert = {
+            i: _converter(t, zone) for i, t in enumerate(types) if t.id in PYLIST_EPOCH or "MAP(" in str(t)
+        }
+    except KeyError:  # a zone zoneinfo lacks: pyarrow's
+        convert = None
+    if convert is None or not all(_pylist_type(t, top=True) for t in types):
+        fn = getattr(rel, "to_arrow_table", None) or rel.arrow
+        return fn()
+    if any(t.id in PYLIST_EPOCH for t in types):  # columns by position: a name may repeat (a self-join)
+        rel = rel.project(
+            ", ".join(
+                f"CASE WHEN isinf(#{i}) THEN error('{_INFINITE.format(t=t)}') ELSE epoch_us(#{i}) END"
+                if t.id in PYLIST_EPOCH
+                else f"#{i}"
+                for i, t in enumerate(types, start=1)
+            )
+        )
+    rows = rel.fetchall()
+    if convert:
+        rows = [tuple(convert[i](v) if i in convert else v for i, v in enumerate(r)) for r in rows]
+    return Rows(names, types, rows)
 
 
 def _quoted(name: str) -> str:
