@@ -29,14 +29,17 @@ from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import RunNotFoundError
 from rooflake.schema.duck import DuckTable, sql_file
-from rooflake.store import database, layout, publish, remote
+from rooflake.store import database, layout
 from rooflake.store.database import refuse_writes, run_read_only
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, STAGING, default_root
-from rooflake.store.publish import PublishResult
 
-# pyarrow is imported where a table is built or written: reading a store (rl sql, rl runs) needs none (issue 14)
+# pyarrow is imported where a table is built or written: reading a store (rl sql, rl runs) needs none (issue 14);
+# publish and remote where a store is written or on object storage (reading a local store needs neither: ~10 ms)
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from rooflake.store import remote
+    from rooflake.store.publish import PublishResult
 
 __all__ = [
     "ALL_TABLES",
@@ -50,6 +53,24 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    """``PublishResult``, and the submodules ``publish`` and ``remote``, imported when first asked for."""
+    import importlib
+
+    if name == "PublishResult":
+        return importlib.import_module("rooflake.store.publish").PublishResult
+    if name in ("publish", "remote"):
+        return importlib.import_module(f"rooflake.store.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _snapshot(url: str, only_runs: list[str] | None) -> remote.Snapshot:
+    """The listing of the store on object storage at ``url`` (:meth:`rooflake.store.remote.Snapshot.take`)."""
+    from rooflake.store import remote
+
+    return remote.Snapshot.take(url, only_runs)
+
+
 class Store:
     """A rooflake store rooted at ``root``: a local directory (created on first write) or an object-store URL,
     ``s3://bucket/prefix`` (the bucket must exist; see :mod:`rooflake.store.remote`)."""
@@ -60,9 +81,11 @@ class Store:
         :class:`StoreError` for a root with a glob character, a root that is a file, or a URL of another scheme
         than ``s3://``."""
         root = root if root is not None else default_root()
-        self.url: str | None = (
-            remote.normalize(root) if isinstance(root, str) and remote.is_url(root) else None
-        )
+        self.url: str | None = None
+        if isinstance(root, str) and layout.is_url(root):
+            from rooflake.store import remote
+
+            self.url = remote.normalize(root)
         self.root: Path | str = self.url if self.url is not None else Path(root)
         self.only_runs = sorted(set(only_runs)) if only_runs is not None else None
         if self.url is None:
@@ -112,25 +135,33 @@ class Store:
         return dict(self._sources().published)
 
     def _sources(self) -> database.Sources:
-        where: Path | remote.Snapshot = (
-            remote.Snapshot.take(self.url, self.only_runs) if self.url is not None else self._dir
-        )
+        where: Path | remote.Snapshot = self._dir if self.url is None else _snapshot(self.url, self.only_runs)
         return database.take_sources(where, self.only_runs)
 
     def storage_options(self) -> dict[str, str]:
         """Options for polars' native reader of :meth:`files` (``pl.scan_parquet(files, storage_options=…)``):
         the S3 endpoint and region from the environment on object storage; empty for a local store."""
-        return remote.storage_options() if self.url is not None else {}
+        if self.url is None:
+            return {}
+        from rooflake.store import remote
+
+        return remote.storage_options()
 
     def has_run(self, run_id: str) -> bool:
         """Whether run ``run_id`` is published (its ``runs`` file exists, or a compaction holds it)."""
         if self.url is not None:
+            from rooflake.store import remote
+
             return remote.is_published(self.url, run_id)
+        from rooflake.store import publish
+
         return publish.is_published(self._dir, run_id)
 
     def run_ids(self) -> list[str]:
         """Sorted ids of the published runs."""
         if self.url is not None:
+            from rooflake.store import remote
+
             return remote.run_ids(self.url)
         return layout.run_ids(self._dir)
 
@@ -158,6 +189,8 @@ class Store:
         """Raise :class:`StoreError` unless the store (or, before it exists, its nearest existing parent) can be
         written. Creates nothing (on object storage: a probe object is put and deleted)."""
         if self.url is not None:
+            from rooflake.store import remote
+
             remote.check_writable(self.url)
         else:
             layout.check_writable(self._dir)
@@ -168,7 +201,11 @@ class Store:
         commits that are older than an hour (:func:`rooflake.store.remote.clean`); returns how many
         generations."""
         if self.url is not None:
+            from rooflake.store import remote
+
             return remote.clean(self.url)
+        from rooflake.store import publish
+
         return publish.clean_staging(self._dir)
 
     def publish(
@@ -180,7 +217,11 @@ class Store:
         :class:`StoreError` when the store cannot be written; the store is then as before. On object storage:
         :func:`rooflake.store.remote.publish` (files of a new generation, ``runs`` last)."""
         if self.url is not None:
+            from rooflake.store import remote
+
             return remote.publish(self.url, run_id, tables, force=force)
+        from rooflake.store import publish
+
         return publish.publish(self._dir, run_id, tables, force=force)
 
     # ---- reading -----------------------------------------------------------------------------------------
@@ -202,7 +243,7 @@ class Store:
         name each run's committed files: :class:`rooflake.store.remote.Snapshot`)."""
         where: Path | remote.Snapshot
         if self.url is not None:
-            where = remote.Snapshot.take(self.url, self.only_runs)
+            where = _snapshot(self.url, self.only_runs)
             files: tuple[Any, ...] = where.key()
         else:
             where = self._dir
@@ -245,6 +286,8 @@ class Store:
         ``path``, ``problem`` (damaged | missing | unpublished | stale-staging), ``error`` — see
         :func:`rooflake.store.doctor.doctor`."""
         if self.url is not None:
+            from rooflake.store import remote
+
             return remote.doctor(self.url)
         from rooflake.store import doctor
 

@@ -456,7 +456,7 @@ def compact(root: Path | str) -> CompactResult:
     from rooflake.schema import StoreError
 
     if isinstance(root, str):
-        from rooflake.store.remote import is_url
+        from rooflake.store.layout import is_url
 
         if is_url(root):
             return compact_remote(root)

@@ -10,6 +10,7 @@ Layout, table first, Hive-partitioned::
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -20,6 +21,14 @@ ALL_TABLES = (*DATA_TABLES, "runs")
 STAGING = ".staging"
 PART = "part-0.parquet"
 GLOB_CHARS = "*?[]{}"
+#: a URL (``scheme://path``); a store root of another scheme than ``file`` is on object storage
+URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<path>.*)$")
+
+
+def is_url(root: object) -> bool:
+    """Whether ``root`` names a store on object storage (a string ``scheme://…`` other than ``file://``)."""
+    m = URL.match(root) if isinstance(root, str) else None
+    return m is not None and m.group("scheme") != "file"
 
 
 def default_root() -> Path | str:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import StoreError
 from rooflake.schema.duck import DuckTable, sql_str
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, GLOB_CHARS
+from rooflake.store.layout import ALL_TABLES, DATA_TABLES, GLOB_CHARS, URL, is_url  # noqa: F401 (re-exported: remote.is_url)
 from rooflake.store.publish import PublishResult, write_part
 
 if TYPE_CHECKING:  # imported where used: reading a store needs no pyarrow (issue 14)
@@ -63,13 +63,6 @@ COMPACTED_FILE = re.compile(r"^(?P<table>[a-z_]+)/compacted/part-(?P<gen>[^/]+)\
 FILE = re.compile(
     r"^(?P<table>[a-z_]+)/run_id=(?P<run>[^/]+)/part-(?P<gen>[0-9a-f]{16}-[0-9a-f]{8})\.parquet$"
 )
-URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<path>.*)$")
-
-
-def is_url(root: object) -> bool:
-    """Whether ``root`` names a store on object storage (a string ``scheme://…`` other than ``file://``)."""
-    m = URL.match(root) if isinstance(root, str) else None
-    return m is not None and m.group("scheme") != "file"
 
 
 def normalize(url: str) -> str:
