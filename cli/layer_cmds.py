@@ -83,6 +83,14 @@ def layers(
         str | None, typer.Option("--match", "-m", help="Keep layers matching this regex.")
     ] = None,
     device: Annotated[int | None, typer.Option("--device", help="Only this CUDA device.")] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(
+            "--domain",
+            help="Only the layers of this NVTX domain (default: every domain; with an `rl estimate` run, the domain "
+            "of the run's annotated model).",
+        ),
+    ] = None,
     with_run: Annotated[
         str | None,
         typer.Option(
@@ -101,7 +109,7 @@ def layers(
     from rooflake.views.layers import layers as layer_view
 
     need_out(fmt, out)
-    v = layer_view(Store(store), run_id, depth, match, device, with_run)
+    v = layer_view(Store(store), run_id, depth, match, device, with_run, domain=domain)
     if v.estimates is not None:  # measured vs modelled, per layer
         emit(v.estimates, fmt, out)
         return

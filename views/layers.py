@@ -75,9 +75,12 @@ def layers(
     match: str | None = None,
     device: int | None = None,
     with_run: str | None = None,
+    *,
+    domain: str | None = None,
 ) -> Layers:
     """The layer view of ``run_id`` (a unique prefix; None = the latest run) at NVTX ``depth`` (1 = outermost):
-    layers whose name matches the regular expression ``match`` (a partial match), on CUDA ``device`` if given.
+    layers whose name matches the regular expression ``match`` (a partial match), on CUDA ``device`` if given, of
+    NVTX ``domain`` if given (None: every domain; with an estimate run, the domain of the run's annotated model).
 
     With ``with_run`` an estimate run (``rl estimate``), ``estimates`` compares each layer with the model. With
     ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
@@ -93,13 +96,15 @@ def layers(
     con = connect(store)
     cpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
-        return _versus_estimates(con, run_id, store.resolve(with_run), depth, match, device, cpu)
+        return _versus_estimates(con, run_id, store.resolve(with_run), depth, (match, device, domain), cpu)
     if cpu and with_run is None:
-        table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
+        table = fetch(
+            con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
+        )
         coverage = fetch(con, "coverage_summary", {"run_id": run_id})
         return Layers(run_id, table, coverage, None, timed_by="ranges")
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
-    params = {"run_id": run_id, "depth": depth, "match": match, "device": device}
+    params = {"run_id": run_id, "depth": depth, "match": match, "device": device, "domain": domain}
     table = fetch(
         con,
         "run_layers",
@@ -127,31 +132,42 @@ RANGE_VERSUS = {
 
 
 def _versus_estimates(
-    con: Any, run_id: str, estimate_run: str, depth: int, match: str | None, device: int | None, cpu: bool
+    con: Any,
+    run_id: str,
+    estimate_run: str,
+    depth: int,
+    keep: tuple[str | None, int | None, str | None],
+    cpu: bool,
 ) -> Layers:
-    """The layers of ``run_id`` beside estimate run ``estimate_run``: ``estimate_vs_measured`` for a run with
-    kernels (in the NVTX domain of its forward/backward ranges where there is one, step ``run_model_domains``); for a run without (``cpu``), step ``estimate_layer_roofline`` with no roofs, columns
+    """The layers of ``run_id`` beside estimate run ``estimate_run``, ``keep`` = (match, device, domain):
+    ``estimate_vs_measured`` for a run with kernels (in NVTX ``domain``, else the domain of its forward/backward
+    ranges where there is one, step ``run_model_domains``); for a run without (``cpu``), step
+    ``estimate_layer_roofline`` with no roofs (in ``domain``, else the domain the estimates match best), columns
     :data:`RANGE_VERSUS` (time per step measured, FLOPs and compulsory bytes per step modelled, AI = FLOPs / bytes,
     FLOP/s = FLOPs / time)."""
     import pyarrow as pa
 
     what = f"run {run_id} against estimate {estimate_run}"
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+    match, device, domain = keep
     if not cpu:
         params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth}
         domains = fetch(con, "run_model_domains", {"run_id": run_id}).column("domain").to_pylist()
-        if len(domains) == 1:  # one annotated model: its domain (else estimate_vs_measured's default)
-            params["domain"] = domains[0]
+        if domain is not None or len(domains) == 1:  # the domain asked, or the one annotated model's
+            params["domain"] = domain if domain is not None else domains[0]
         versus = fetch(con, "estimate_vs_measured", params, what=what)
-        table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, "match": match, "device": device})
+        keep_params = {"match": match, "device": device, "domain": domain}
+        table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, **keep_params})
         return Layers(run_id, table, coverage, None, versus)
     no_roofs = pa.table({"ceiling": pa.array([], pa.string()), "kind": pa.array([], pa.string()),
                          "value": pa.array([], pa.float64()), "source": pa.array([], pa.string())})  # fmt: skip
     params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth, "level": "dram"}
-    params |= {"timed_by": "ranges"}
+    params |= {"timed_by": "ranges", "domain": domain}
     points = fetch(con, "estimate_layer_roofline", params, tables={"layer_roofs": no_roofs}, what=what)
     versus = points.select(list(RANGE_VERSUS)).rename_columns(list(RANGE_VERSUS.values()))
-    table = fetch(con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match})
+    table = fetch(
+        con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
+    )
     return Layers(run_id, table, coverage, None, versus, timed_by="ranges")
 
 

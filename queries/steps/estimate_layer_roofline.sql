@@ -1,28 +1,29 @@
 -- estimate_layer_roofline: per-layer roofline points of a run with measured time and modelled work: time per step
 -- measured by Nsight Systems (a run without GPU kernels: the inclusive CPU time of the layer's NVTX ranges,
--- range_times; a GPU run: the kernel time under the layer, layer_summary.kernel_time_ns), FLOPs and compulsory
--- bytes per step modelled by an `rl estimate` run of the same model and input shapes ($estimates_run_id, table
--- estimates; joined as range_roofline joins them: the layer's phase, its outermost range `forward` | `backward`, and
--- module path, its innermost range's name; a module's FLOPs include those of the modules inside it). A step is one
--- call of the phase range. A run holding several annotated models (one NVTX domain each) keeps the domain(s) whose
--- module paths the estimates hold best (the largest share of the domain's module paths found in the estimates), so
--- another model's layers never take this model's FLOPs. The roofs are the rows of `layer_roofs` (the caller picks
--- them: measured CPU ceilings of the run's host and threads, or the ceilings helper's rows for a GPU): every
--- bandwidth ceiling, and the compute ceiling of the layer's precision. That precision is the estimates' dtype carrying
--- most of the layer's FLOPs (float64 fp64, float32 fp32, float16 fp16, bfloat16 bf16, float8_* fp8). Its roof, the
--- first of these that layer_roofs holds: fp64 FP64; fp32 FP32; fp16 | bf16 | fp8 on a GPU with Tensor Cores (a GPU run,
--- runs.compute_capability >= 7.0, not a GTX 16xx: Turing's TU116/TU117 have none) the dense Tensor-Core roof of that
--- source type, as kernel_roofs names it (`TENSOR FP16→FP32`: ncu's FP32-accumulate peak, what PyTorch's GEMMs use)
--- or as the datasheet does (`TENSOR FP16`; chosen_kernel_roofs pairs them the same way), else the GEMM ceiling
--- `rl ceilings measure` measured on that GPU (`FP16`, source measured: its GEMMs run on the Tensor Cores); without
--- Tensor Cores (a CPU, or a GPU without) the pipe of that precision (FP16, BF16, FP8). Where that roof is missing,
--- peak, attainable and bound are NULL and peak_reason says why: never another precision's roof. The compulsory bytes
--- (every input, weight and output once) are a lower bound of the traffic at any level, so they stand at the level(s)
--- drawn ($level: l1 | l2 | dram | all) and AI is an upper bound there.
+-- range_times; a GPU run: the kernel time under the layer, layer_summary.kernel_time_ns), FLOPs and compulsory bytes
+-- per step modelled by an `rl estimate` run of the same model and input shapes ($estimates_run_id, table estimates;
+-- joined as range_roofline joins them: the layer's phase, its outermost range `forward` | `backward`, and module
+-- path, its innermost range's name; a module's FLOPs include those of the modules inside it). A step is one call of
+-- the phase range. A run holding several annotated models (one NVTX domain each) keeps the domain(s) whose module
+-- paths the estimates hold best (the largest share of the domain's module paths found in the estimates), so another
+-- model's layers never take this model's FLOPs; $domain (NULL: that choice) keeps that NVTX domain instead. The
+-- roofs are the rows of `layer_roofs` (the caller picks them: measured CPU ceilings of the run's host and threads,
+-- or the ceilings helper's rows for a GPU): every bandwidth ceiling, and the compute ceiling of the layer's
+-- precision. That precision is the estimates' dtype carrying most of the layer's FLOPs (float64 fp64, float32 fp32,
+-- float16 fp16, bfloat16 bf16, float8_* fp8). Its roof, the first of these that layer_roofs holds: fp64 FP64; fp32
+-- FP32; fp16 | bf16 | fp8 on a GPU with Tensor Cores (a GPU run, runs.compute_capability >= 7.0, not a GTX 16xx:
+-- Turing's TU116/TU117 have none) the dense Tensor-Core roof of that source type, as kernel_roofs names it (`TENSOR
+-- FP16→FP32`: ncu's FP32-accumulate peak, what PyTorch's GEMMs use) or as the datasheet does (`TENSOR FP16`;
+-- chosen_kernel_roofs pairs them the same way), else the GEMM ceiling `rl ceilings measure` measured on that GPU
+-- (`FP16`, source measured: its GEMMs run on the Tensor Cores); without Tensor Cores (a CPU, or a GPU without) the
+-- pipe of that precision (FP16, BF16, FP8). Where that roof is missing, peak, attainable and bound are NULL and
+-- peak_reason says why: never another precision's roof. The compulsory bytes (every input, weight and output once)
+-- are a lower bound of the traffic at any level, so they stand at the level(s) drawn ($level: l1 | l2 | dram | all)
+-- and AI is an upper bound there.
 -- Same columns and rules as layer_roofline (macros attainable, roof_bound, above_roof; Williams et al. 2009,
 -- Wang et al. arXiv 2009.04598), one row per layer at NVTX depth $depth.
 -- Given: layer_roofs.
--- Parameters: $run_id, $estimates_run_id, $depth, $level, $timed_by.
+-- Parameters: $run_id, $estimates_run_id, $depth, $level, $timed_by, $domain = NULL.
 -- Columns:
 --   run_id               run
 --   kernel_id            layer number within the run (0-based, by layer), not a kernel
@@ -109,7 +110,9 @@ je AS (
     FROM rt AS t
     LEFT JOIN e ON e.phase = t.phase
         AND (t.module_path = '' OR e.module_path = t.module_path OR starts_with(e.module_path, t.module_path || '.'))
-    WHERE t.depth = $depth AND t.domain IN (SELECT domain FROM best_domains)
+    WHERE t.depth = $depth
+        AND CASE WHEN $domain::VARCHAR IS NULL THEN t.domain IN (SELECT domain FROM best_domains)
+            ELSE t.domain = $domain::VARCHAR END
 ),
 j AS (
     SELECT
