@@ -7,35 +7,78 @@ arguments exit 2 (typer/click usage errors). Commands live by group: ``store_cmd
 ``roofline_cmds`` (roofline, --time), ``layer_cmds`` (layers), ``compare_cmds`` (compare), ``trajectory_cmds``
 (trajectory), ``report_cmds`` (report, check), ``profile_cmds`` (profile). Imports of the library stay inside the
 commands: ``rl --help`` starts fast.
+
+Importing a command module registers its commands on the app. :func:`main` imports only the module of the command
+it is given (:data:`COMMANDS`; typer then builds that command's options only): ``rl runs`` does not import and
+build the fifteen others (issue 14). ``rl --help``, an unknown command, and the ``app`` attribute of this package
+(``from rooflake.cli import app``, what tests invoke) have every command, in :data:`MODULES` order.
 """
 
 from __future__ import annotations
 
-# importing a command module registers its commands on app, in this order (that of rl --help)
-# isort: off
-from rooflake.cli import store_cmds as store_cmds
-from rooflake.cli import profile_cmds as profile_cmds
-from rooflake.cli import estimate_cmds as estimate_cmds
-from rooflake.cli import ceilings_cmds as ceilings_cmds
-from rooflake.cli import measure_cmds as measure_cmds  # rl ceilings measure
-from rooflake.cli import roofline_cmds as roofline_cmds
-from rooflake.cli import layer_cmds as layer_cmds
-from rooflake.cli import trajectory_cmds as trajectory_cmds
-from rooflake.cli import compare_cmds as compare_cmds
-from rooflake.cli import whatif_cmds as whatif_cmds
-from rooflake.cli import report_cmds as report_cmds
-from rooflake.cli import doctor_cmds as doctor_cmds
-from rooflake.cli import compact_cmds as compact_cmds
+import importlib
+import sys
+from typing import Any
 
-# isort: on
-from rooflake.cli.common import app
+__all__ = ["COMMANDS", "MODULES", "app", "load", "main"]
 
-__all__ = ["app", "main"]
+#: the command modules, in the order of ``rl --help``
+MODULES = (
+    "store_cmds",
+    "profile_cmds",
+    "estimate_cmds",
+    "ceilings_cmds",
+    "measure_cmds",  # rl ceilings measure
+    "roofline_cmds",
+    "layer_cmds",
+    "trajectory_cmds",
+    "compare_cmds",
+    "whatif_cmds",
+    "report_cmds",
+    "doctor_cmds",
+    "compact_cmds",
+)
+
+#: each command (or command group) of ``rl`` -> the modules that register it and its subcommands
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "ingest": ("store_cmds",),
+    "runs": ("store_cmds",),
+    "sql": ("store_cmds",),
+    "profile": ("profile_cmds",),
+    "estimate": ("estimate_cmds",),
+    "roofline": ("roofline_cmds",),
+    "layers": ("layer_cmds",),
+    "trajectory": ("trajectory_cmds",),
+    "compare": ("compare_cmds",),
+    "whatif": ("whatif_cmds",),
+    "report": ("report_cmds",),
+    "check": ("report_cmds",),
+    "doctor": ("doctor_cmds",),
+    "compact": ("compact_cmds",),
+    "ceilings": ("ceilings_cmds", "measure_cmds"),
+}
+
+
+def load(modules: tuple[str, ...] = MODULES) -> Any:  # -> typer.Typer
+    """Import command ``modules`` of this package (registering their commands); the app (every command by
+    default)."""
+    for name in modules:
+        importlib.import_module(f"{__name__}.{name}")
+    from rooflake.cli.common import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return load()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Console-script entry point (``rl``)."""
-    app(prog_name="rl")
+    """Console-script entry point (``rl``): the app with the commands ``sys.argv[1]`` names (every one for
+    anything else: help, ``--version``, a mistyped command)."""
+    load(COMMANDS.get(sys.argv[1], MODULES) if len(sys.argv) > 1 else MODULES)(prog_name="rl")
 
 
 if __name__ == "__main__":  # pragma: no cover
