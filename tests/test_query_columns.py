@@ -29,6 +29,8 @@ PARAMS: dict[str, Any] = {
     "depth": 1,
     "launch_overhead_ns": 1000.0,
     "launch_overhead_source": "test",
+    "launch_overheads_ns": [1000.0, 2000.0],
+    "launch_overhead_sources": ["test", "test"],
     "min_pairs": 1,
     "vary": "batch",
     "entity_kind": "kernel",

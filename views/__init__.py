@@ -18,7 +18,7 @@ module             function                                   returns
                    fail_if_slower)``
 ``checks``         ``checks(store, run_id)``                  :class:`~rooflake.views.checks.Checks`
 ``report``         ``report(store, since, run_ids, where)``,  :class:`~rooflake.views.report.Report`
-                   ``run_report``, ``select_runs``            (``RunReport`` per run)
+                   ``run_reports``, ``select_runs``           (``RunReport`` per run)
 ``ceilings``       ``machine_ceilings(store, run_id, gpu)``   :class:`~rooflake.views.ceilings.MachineCeilings`
 ``runs``           ``run_info(con, run_id)``, ``run_list``    dict, table
 =================  =========================================  ==========================================

@@ -10,8 +10,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflakeError, RunNotFoundError, UsageError
 from rooflake.views.compare import Comparison, compare
-from rooflake.views.runs import run_info
-from rooflake.views.time_roofline import TimeRoofline, launch_overheads, time_roofline
+from rooflake.views.time_roofline import LaunchOverhead, TimeRoofline, launch_overheads, time_rooflines
 
 TOP = 10
 
@@ -118,63 +117,66 @@ def report_runs(
     run_ids: list[str] | None = None,
     where: dict[str, str] | None = None,
 ) -> tuple[list[str], Iterator[RunReport]]:
-    """The run ids of a report (oldest first) and their :class:`RunReport` one at a time, each read when it is
-    asked for (``rl report`` renders a run's charts while the next runs are read). The selection, the previous
-    runs, the launch overheads and the queries whose cost grows with every run read (kernel_roofline,
-    physics_checks, run_ceilings: once for all runs) are done before this returns, so it raises
-    :class:`UsageError` (bad ``since``) and :class:`RunNotFoundError` (no run selected) itself. Reads only those
-    runs' files."""
+    """The run ids of a report (oldest first) and their :class:`RunReport` one at a time (``rl report`` renders a
+    run's charts while the next are built). The selection, the previous runs, the launch overheads and every query
+    are done before this returns, each once for all the runs (:func:`run_reports`), so it raises
+    :class:`UsageError` (bad ``since``) and :class:`RunNotFoundError` (no run selected) itself. Reads only the files
+    of those runs and of their previous runs (and the ``runs`` table to find the previous runs)."""
     from rooflake.store import Store
 
     ids = select_runs(store, since=parse_since(since) if since else None, run_ids=run_ids, where=where)
     previous = previous_runs(store, ids)
     reads = sorted(set(ids) | {p for p in previous.values() if p})
     part = Store(store.root, only_runs=reads)  # views over just the runs the report reads
-    overheads = launch_overheads(part, ids)
-    con = connect(part)
-    every = {"run_id": ids}
+    return ids, run_reports(part, ids, previous, launch_overheads(part, ids))
+
+
+def run_reports(
+    store: Any,
+    run_ids: list[str],
+    previous: dict[str, str | None] | None = None,
+    overheads: dict[str, LaunchOverhead] | None = None,
+) -> Iterator[RunReport]:
+    """The :class:`RunReport` of each of ``run_ids`` (full ids), in their order; ``previous``: the run each is
+    compared with (none when missing); ``overheads``: the t_o of each one's time-based roofline (default:
+    :func:`launch_overheads`). Every table comes from one statement for all the runs (runs rows, kernel_roofline,
+    run_ceilings, physics_checks, top layers and kernels, time_roofline: :func:`time_rooflines`), run here, before
+    the first report is taken; the comparisons run one per run as the reports are taken (:func:`compare`)."""
+    previous = previous or {}
+    overheads = overheads or launch_overheads(store, run_ids)
+    con = connect(store)
+    every = {"run_id": run_ids}
     shared = {
         name: fetch(con, name, filters=every)
         for name in ("kernel_roofline", "physics_checks", "run_ceilings")
     }
-    runs = (
-        run_report(
-            part, rid, previous.get(rid), overheads[rid], tables={n: _of(t, rid) for n, t in shared.items()}
-        )
-        for rid in ids
+    p = {"run_ids": run_ids, "top": TOP}
+    tops = {name: fetch(con, name, p) for name in ("top_layers", "top_kernels")}
+    runs = {r["run_id"]: r for r in fetch(con, "report_run_info", {"run_ids": run_ids}).to_pylist()}
+    times = time_rooflines(store, overheads, runs)
+    return (
+        _run_report(store, rid, runs[rid], shared, tops, times[rid], previous.get(rid)) for rid in run_ids
     )
-    return ids, runs
 
 
-def _of(table: Any, run_id: str) -> Any:
-    """The rows of ``run_id`` (in their order)."""
+def _of(table: Any, run_id: str, drop: bool = False) -> Any:
+    """The rows of ``run_id`` (in their order), without the ``run_id`` column when ``drop``."""
     import pyarrow.compute as pc
 
-    return table.filter(pc.equal(table["run_id"], run_id))
+    mine = table.filter(pc.equal(table["run_id"], run_id))
+    return mine.select([c for c in mine.column_names if c != "run_id"]) if drop else mine
 
 
-def run_report(
+def _run_report(
     store: Any,
     run_id: str,
-    previous: str | None = None,
-    overhead: Any = None,
-    tables: dict[str, Any] | None = None,
+    run: dict[str, Any],
+    shared: dict[str, Any],
+    tops: dict[str, Any],
+    time: TimeRoofline | RooflakeError,
+    previous: str | None,
 ) -> RunReport:
-    """One run's :class:`RunReport` (``run_id`` a full id); ``previous``: the run to compare it with; ``overhead``:
-    the t_o of its time-based roofline (:class:`LaunchOverhead`; None: derived); ``tables``: the run's rows of
-    kernel_roofline, physics_checks and run_ceilings when the caller has them (else they are fetched)."""
-    con = connect(store)
-    p = {"run_id": run_id, "top": TOP}
-    given = tables or {}
-    mine = {
-        n: given[n] if n in given else fetch(con, n, filters={"run_id": run_id})
-        for n in ("kernel_roofline", "physics_checks", "run_ceilings")
-    }
-    time, time_note = None, None
-    try:
-        time = time_roofline(store, run_id, launch_overhead_ns=overhead)
-    except RooflakeError as e:
-        time_note = f"no time-based roofline: {e}"
+    """One run's :class:`RunReport` from the tables of every run of the report (and its comparison, run here)."""
     comparison, comparison_note = None, None
     if previous:
         try:
@@ -183,14 +185,14 @@ def run_report(
             comparison_note = f"no comparison with the previous run of the same labels {previous}: {e}"
     return RunReport(
         run_id,
-        run_info(con, run_id),
-        mine["kernel_roofline"],
-        mine["run_ceilings"],
-        fetch(con, "top_layers", p),
-        fetch(con, "top_kernels", p),
-        mine["physics_checks"].select(["kernel_id", "name", "check", "detail"]),
-        time,
-        time_note,
+        run,
+        _of(shared["kernel_roofline"], run_id),
+        _of(shared["run_ceilings"], run_id),
+        _of(tops["top_layers"], run_id, drop=True),
+        _of(tops["top_kernels"], run_id, drop=True),
+        _of(shared["physics_checks"], run_id).select(["kernel_id", "name", "check", "detail"]),
+        None if isinstance(time, RooflakeError) else time,
+        f"no time-based roofline: {time}" if isinstance(time, RooflakeError) else None,
         previous,
         comparison,
         comparison_note,

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import RooflineDataError, UsageError
+from rooflake.schema import RooflakeError, RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
-from rooflake.views.ceilings import run_roofs
+from rooflake.views.ceilings import RunRoofs, run_roofs
 from rooflake.views.runs import run_info
 
 #: t_o when neither an option nor an nsys trace gives one: 1 us. Below the GPU durations of the shortest kernels in
@@ -140,6 +140,78 @@ def time_roofline(
     rows = _rows(con, run_id, overhead, roofs.tables)
     points = _points(rows, run_id, run, grain, depth)
     return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, roofs.rows)
+
+
+def time_rooflines(
+    store: Any,
+    overheads: dict[str, LaunchOverhead],
+    runs: dict[str, dict[str, Any]],
+    *,
+    ceilings: str = "default",
+) -> dict[str, TimeRoofline | RooflakeError]:
+    """The time-based roofline (kernels, DRAM) of every run of ``overheads`` (full run ids, each with its t_o), as
+    :func:`time_roofline` gives it for one run with ``launch_overhead_ns=overheads[run]``: the same
+    :class:`TimeRoofline`, the same rows in the same order. One ``time_roofline`` statement serves every run
+    (step ``time_roofline_runs``), so a report of N runs binds the store's files once, not N times; the roofs are
+    each run's own (:func:`rooflake.views.ceilings.run_roofs` with ``ceilings``), those of a run drawn against
+    another source's ceilings given to the statement as its ``kernel_roofs``. ``runs``: each run's ``runs`` row
+    (:func:`rooflake.views.runs.run_info`).
+
+    Returns, per run in the order of ``overheads``, its :class:`TimeRoofline`, or the :class:`RooflakeError`
+    :func:`time_roofline` raises for it (:class:`RooflineDataError`: nothing to draw; a :class:`QueryError` of the
+    shared statement is every run's)."""
+    out: dict[str, TimeRoofline | RooflakeError] = {}
+    roofs: dict[str, RunRoofs] = {}
+    for rid in overheads:
+        try:
+            roofs[rid] = run_roofs(store, rid, ceilings, info=runs[rid])
+        except RooflakeError as e:
+            out[rid] = e
+    try:
+        rows = _runs_rows(connect(store), overheads, roofs) if roofs else None
+    except RooflakeError as e:
+        out.update(dict.fromkeys(roofs, e))
+        rows = None
+    for rid, mine in _by_run(rows, list(roofs)).items():
+        try:
+            points = _points(mine, rid, runs[rid], "kernel", 1)
+        except RooflakeError as e:
+            out[rid] = e
+            continue
+        out[rid] = TimeRoofline(
+            rid, runs[rid], "kernel", 1, "dram", overheads[rid], mine, points, roofs[rid].rows
+        )
+    return {rid: out[rid] for rid in overheads}
+
+
+def _runs_rows(con: Any, overheads: dict[str, LaunchOverhead], roofs: dict[str, RunRoofs]) -> Any:
+    """Step ``time_roofline_runs`` for the runs of ``roofs``; the runs drawn against another source's ceilings
+    (``RunRoofs.tables``) read their ``kernel_roofs`` rows, the others the store's."""
+    import pyarrow as pa
+
+    ids = list(roofs)
+    params = {
+        "run_ids": ids,
+        "launch_overheads_ns": [overheads[r].value_ns for r in ids],
+        "launch_overhead_sources": [overheads[r].source for r in ids],
+    }
+    chosen = [r.tables["kernel_roofs"] for r in roofs.values() if r.tables]
+    tables = None
+    if chosen:
+        own = [r for r in ids if not roofs[r].tables]
+        store_rows = fetch(con, "kernel_roofs", filters={"run_id": own}) if own else chosen[0].slice(0, 0)
+        schema = store_rows.schema
+        tables = {"kernel_roofs": pa.concat_tables([store_rows, *(t.cast(schema) for t in chosen)])}
+    return fetch(con, "time_roofline_runs", params, tables=tables, what=f"time_roofline of {len(ids)} run(s)")
+
+
+def _by_run(rows: Any, ids: list[str]) -> dict[str, Any]:
+    """``rows`` (a table with a ``run_id`` column, each run's rows together) split by run, in their order."""
+    if rows is None:
+        return {}
+    import pyarrow.compute as pc
+
+    return {rid: rows.filter(pc.equal(rows["run_id"], rid)) for rid in ids}
 
 
 def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int) -> Any:

@@ -1,0 +1,138 @@
+"""rl report's queries run once for all its runs (issue 14): every run's time-based roofline, top layers and kernels,
+runs row, kernel_roofline, run_ceilings and physics warnings from the batched statements equal what the one-run
+views and queries give, on real fixture runs (ncu reports with their own peaks and with datasheet roofs, an nsys
+trace without counters, a run compared with its previous run)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from rooflake.pipeline import ingest_paths
+from rooflake.queries import connect, execute, fetch
+from rooflake.schema import RooflakeError
+from rooflake.store import Store
+from rooflake.views.report import run_reports
+from rooflake.views.runs import run_info
+from rooflake.views.time_roofline import launch_overheads, time_roofline, time_rooflines
+
+from _support import FIXTURES, fixture
+
+NSYS_MOCK = FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("batched") / "store"
+    reports = [
+        "AveryClapp__ESMM-Research__profile.ncu-rep",  # no roofline sections: datasheet roofs
+        "AveryClapp__ESMM-Research__profile_output",  # the report's own peaks
+        "AlpriElse",
+        "eschnett",
+        "ZSL98",  # datasheet roofs, 11 kernels
+    ]
+    for name in reports:
+        list(ingest_paths([fixture(name)], root, labels={"batch": "1"}))
+    list(ingest_paths([NSYS_MOCK], root, labels={"batch": "2"}))
+    return Store(root)
+
+
+def _ids(store: Store) -> list[str]:
+    """The run ids, the nsys run last."""
+    runs = fetch(connect(store), "run_list").to_pylist()
+    return [r["run_id"] for r in sorted(runs, key=lambda r: str(r["source"]).endswith(".sqlite"))]
+
+
+def _same(a: pa.Table, b: pa.Table) -> None:
+    """Equal tables: names, types, and every value (NaN equal to NaN), row for row."""
+    assert a.schema == b.schema
+    assert a.num_rows == b.num_rows
+    for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
+        for k in x:
+            u, v = x[k], y[k]
+            both_nan = isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)
+            assert u == v or both_nan, (k, u, v)
+
+
+@pytest.mark.parametrize("ceilings", ["default", "datasheet"])
+def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str) -> None:
+    ids = _ids(store)
+    overheads = launch_overheads(store, ids)
+    runs = {rid: run_info(connect(store), rid) for rid in ids}
+    batched = time_rooflines(store, overheads, runs, ceilings=ceilings)
+    assert list(batched) == ids
+    drawn: dict[str, str] = {}
+    for rid in ids:
+        got = batched[rid]
+        try:
+            want = time_roofline(store, rid, launch_overhead_ns=overheads[rid], ceilings=ceilings)
+        except RooflakeError as e:  # the same error, word for word
+            assert isinstance(got, type(e)) and str(got) == str(e)
+            continue
+        assert not isinstance(got, RooflakeError), got
+        assert (got.run_id, got.grain, got.depth, got.level) == (rid, "kernel", 1, "dram")
+        assert got.launch_overhead == want.launch_overhead
+        _same(got.rows, want.rows)
+        _same(got.points, want.points)
+        _same(got.ceilings, want.ceilings)
+        drawn[rid] = str(got.ceilings["source"][0])
+    # real coverage: runs drawn against their own peaks or the datasheet's (each run's kernel_roofs given to the
+    # one statement), runs with nothing to draw, an nsys run without counters
+    assert len(drawn) == 3 and set(drawn.values()) == {"ncu-report" if ceilings == "default" else "datasheet"}
+    assert isinstance(batched[ids[-1]], RooflakeError)
+
+
+def _one_run(store: Store, sql: str, rid: str) -> pa.Table:
+    return execute(store, sql, {"run_id": rid})
+
+
+TOP_KERNELS = """
+SELECT name, count(*) AS launches,
+    sum(duration_ns) FILTER (WHERE NOT isnan(duration_ns)) AS kernel_time_ns,
+    sum(duration_ns) FILTER (WHERE NOT isnan(duration_ns))
+        / sum(sum(duration_ns) FILTER (WHERE NOT isnan(duration_ns))) OVER () AS share_of_kernel_time
+FROM kernels WHERE run_id = $run_id GROUP BY name ORDER BY kernel_time_ns DESC NULLS LAST, name LIMIT 10
+"""
+TOP_LAYERS = """
+SELECT layer, launches, gpu_time_ns, share_of_gpu_time, flops_per_s FROM layer_summary
+WHERE run_id = $run_id AND depth = 1 ORDER BY gpu_time_ns DESC, device_id, layer LIMIT 10
+"""
+
+
+def test_run_reports_equal_one_run_queries(store: Store) -> None:
+    ids = _ids(store)
+    previous = {ids[1]: ids[0]}
+    reports = {r.run_id: r for r in run_reports(store, ids, previous)}
+    assert list(reports) == ids
+    con = connect(store)
+    for rid, r in reports.items():
+        assert r.run == run_info(con, rid)
+        for got, name in ((r.points, "kernel_roofline"), (r.ceilings, "run_ceilings")):
+            _same(got, fetch(con, name, filters={"run_id": rid}))
+        checks = fetch(con, "physics_checks", filters={"run_id": rid})
+        _same(r.checks, checks.select(["kernel_id", "name", "check", "detail"]))
+        _same(r.top_kernels, _one_run(store, TOP_KERNELS, rid))
+        _same(r.top_layers, _one_run(store, TOP_LAYERS, rid))
+        assert r.top_kernels.num_rows > 0
+    cmp = reports[ids[1]].comparison
+    assert cmp is not None and (cmp.base_run, cmp.new_run) == (ids[0], ids[1])
+    assert reports[ids[0]].comparison is None and reports[ids[0]].comparison_note is None
+    assert reports[ids[-1]].time is None and (reports[ids[-1]].time_note or "").startswith("no time-based")
+
+
+def test_time_roofline_rows_of_a_report(tmp_path: Path, store: Store) -> None:
+    """Through the CLI's path (report_runs over a store of only the report's runs): the rows each section draws."""
+    from rooflake.views.report import report_runs
+
+    ids, runs = report_runs(store)
+    got: dict[str, Any] = {r.run_id: r.time for r in runs}
+    assert list(got) == ids
+    for rid, t in got.items():
+        if t is not None:
+            want = time_roofline(store, rid)
+            _same(t.rows, want.rows)
+            assert t.launch_overhead == want.launch_overhead
