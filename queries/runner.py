@@ -245,13 +245,22 @@ def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (params or {}).items() if k in used}
 
 
-def _fetch(con: Any, sql: str, params: dict[str, Any] | None, what: str, as_rows: bool = False) -> Any:
+def _fetch(
+    con: Any,
+    sql: str,
+    params: dict[str, Any] | None,
+    what: str,
+    as_rows: bool = False,
+    as_pylist: bool = False,
+) -> Any:
     import duckdb
 
-    from rooflake.schema.duck import fetch_arrow, fetch_rows
+    from rooflake.schema.duck import fetch_arrow, fetch_pylist, fetch_rows
 
     try:
-        return (fetch_rows if as_rows else fetch_arrow)(con, sql, _bind(sql, params))
+        return (fetch_rows if as_rows else fetch_pylist if as_pylist else fetch_arrow)(
+            con, sql, _bind(sql, params)
+        )
     except duckdb.Error as e:
         raise QueryError(f"{what}: {' '.join(str(e).split())}") from e
 
@@ -265,10 +274,12 @@ def fetch(
     tables: dict[str, Any] | None = None,
     what: str | None = None,
     as_rows: bool = False,
+    as_pylist: bool = False,
 ) -> Any:
     """Run query file ``name`` (a named query or a step) on cursor ``con``; a ``pyarrow.Table`` with the columns its
     ``-- Columns:`` block documents (``as_rows``: :class:`rooflake.schema.duck.Rows`, DuckDB's Python values,
-    without importing pyarrow).
+    without importing pyarrow; ``as_pylist``: :func:`rooflake.schema.duck.fetch_pylist`'s Rows, whose values are
+    those ``to_pylist`` gives, or the table for types without such values).
 
     ``params`` bind the query's ``$parameters`` (an optional one left out takes its declared default). ``filters`` keep the rows whose column equals the value (a list:
     is one of the values). ``tables`` shadow store tables on this cursor for the duration of the call (``{"kernels":
@@ -296,7 +307,7 @@ def fetch(
         con.register(f"_shadow_{table}", rows)
         con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM _shadow_{table}")
     try:
-        return _fetch(con, sql, bound, what or name, as_rows)
+        return _fetch(con, sql, bound, what or name, as_rows, as_pylist)
     finally:
         for table in tables or {}:
             con.execute(f"DROP VIEW IF EXISTS temp.{table}")

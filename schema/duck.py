@@ -168,26 +168,30 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
     needs pytz for time-zone-aware values, so a ``TIMESTAMP WITH TIME ZONE`` column comes as the naive local time
     in the connection's zone (``Rows.zone``, ``time_zone.sql``) and any other type holding a time zone as its
     text. Raises ``duckdb.Error``."""
-    # the zone first: a store's connection aims its views at each statement's files when the statement is made,
-    # and a relation binds its views only when it runs, so no other statement may come between the two
-    zone = str(con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0])
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return Rows((), (), [])
     names = tuple(rel.columns)
     types = tuple(rel.types)
     if not any("TIME ZONE" in str(t) for t in types):
-        zone = ""
-    else:  # columns by position: a name may repeat (a self-join)
-        rel = rel.project(
-            ", ".join(
-                f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
-                if "TIME ZONE" in str(t)
-                else f"#{i}"
-                for i, t in enumerate(types, start=1)
-            )
+        return Rows(names, types, rel.fetchall())
+    rel = rel.project(  # columns by position: a name may repeat (a self-join)
+        ", ".join(
+            f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
+            if "TIME ZONE" in str(t)
+            else f"#{i}"
+            for i, t in enumerate(types, start=1)
         )
-    return Rows(names, types, rel.fetchall(), zone)
+    )
+    rows = rel.fetchall()
+    return Rows(names, types, rows, _zone(con))
+
+
+def _zone(con: Any) -> str:
+    """The connection's time zone (``time_zone.sql``), asked once a statement's rows are fetched: a store's
+    connection aims its views at each statement's files when the statement is made, and a relation binds its views
+    only when it runs, so no other statement may come between the two (found in review: an empty table)."""
+    return str(con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0])
 
 
 #: DuckDB type ids whose Python values from DuckDB's client equal what pyarrow's ``Table.to_pylist`` gives for the
@@ -267,20 +271,11 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
     pairs, TIMESTAMPTZ as aware datetimes in the connection's zone), without importing pyarrow (``rl sql -f
     json``: issue 14); else the same statement's result as a ``pyarrow.Table`` (:func:`fetch_arrow`). Raises
     ``duckdb.Error`` (for an infinite TIMESTAMP[TZ] value too: pyarrow fails on it with ``OverflowError``)."""
-    zone = str(
-        con.sql(sql_file("rooflake.schema", "time_zone.sql")).fetchall()[0][0]
-    )  # first: see fetch_rows
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return Rows((), (), [])
     names, types = tuple(rel.columns), tuple(rel.types)
-    try:
-        convert = {
-            i: _converter(t, zone) for i, t in enumerate(types) if t.id in PYLIST_EPOCH or "MAP(" in str(t)
-        }
-    except KeyError:  # a zone zoneinfo lacks: pyarrow's
-        convert = None
-    if convert is None or not all(_pylist_type(t, top=True) for t in types):
+    if not all(_pylist_type(t, top=True) for t in types):
         fn = getattr(rel, "to_arrow_table", None) or rel.arrow
         return fn()
     if any(t.id in PYLIST_EPOCH for t in types):  # columns by position: a name may repeat (a self-join)
@@ -293,6 +288,15 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
             )
         )
     rows = rel.fetchall()
+    zone = _zone(con) if any(t.id == TIMESTAMPTZ.lower() for t in types) else ""  # after the rows: see _zone
+    try:
+        convert = {
+            i: _converter(t, zone) for i, t in enumerate(types) if t.id in PYLIST_EPOCH or "MAP(" in str(t)
+        }
+    except (
+        KeyError
+    ):  # a zone Python's zoneinfo lacks (pyarrow has its own): the statement again, through Arrow
+        return fetch_arrow(con, sql, params)
     if convert:
         rows = [tuple(convert[i](v) if i in convert else v for i, v in enumerate(r)) for r in rows]
     return Rows(names, types, rows)

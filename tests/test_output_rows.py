@@ -210,3 +210,12 @@ def test_sql_json_imports_no_pyarrow(tmp_path: Path) -> None:
     }
     assert "duckdb" in mods and not mods & {"pyarrow", "numpy", "polars", "pandas"}, sorted(mods)
     assert len(json.loads(p.stdout)) > 0
+
+
+def test_a_step_fetched_as_pylist(fixture_store: Path) -> None:
+    """``queries.fetch(..., as_pylist=True)``: a run's ``runs`` row (a TIMESTAMPTZ, a map) as ``to_pylist`` gives it."""
+    con = queries.connect(Store(fixture_store))
+    run = queries.execute(Store(fixture_store), "SELECT max(run_id) AS r FROM runs").column("r")[0].as_py()
+    rows = queries.fetch(con, "run_info", {"run_id": run}, as_pylist=True)
+    assert isinstance(rows, Rows) and len(rows.rows) == 1
+    assert _values(rows) == _norm(queries.fetch(con, "run_info", {"run_id": run}).to_pylist())
