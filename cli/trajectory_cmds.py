@@ -7,7 +7,20 @@ from typing import Annotated
 
 import typer
 
+from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice, roofs_text
 from rooflake.cli.common import By, Level, StoreOpt, WhereOpt, app, chart_out, guard, parse_labels
+
+#: ``--ceilings`` of the commands that judge points against one source (rl trajectory, rl whatif): rl roofline's
+#: option and values; ``all`` (other sources drawn dashed beside one run's roofs) has no meaning there: exit 2.
+OneSourceCeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT or measured "
+        "ceilings, as rl roofline takes them ('all' draws one run's other roofs dashed: not here). Default: the "
+        "report's, else measured, else datasheet.",
+    ),
+]
 
 
 def _plural(n: int, word: str) -> str:
@@ -34,6 +47,7 @@ def trajectory(
     depth: Annotated[
         int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
     ] = 1,
+    ceilings: OneSourceCeilingsOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Roofline trajectories: each layer's or kernel's (AI, FLOP/s) across runs that differ in one label."""
@@ -42,9 +56,12 @@ def trajectory(
     from rooflake.views.trajectory import trajectory as trajectory_view
 
     chart_out(out)
+    if ceilings is CeilingSource.all:
+        raise typer.BadParameter("a trajectory draws one source's roofs: not all", param_hint="--ceilings")
     t = trajectory_view(
-        Store(store), vary, parse_labels(where, "--where"), layer, level.value, by.value, depth
-    )
+        Store(store), vary, parse_labels(where, "--where"), layer, level.value, by.value, depth,
+        ceiling_choice(ceilings),
+    )  # fmt: skip
     fixed = ", ".join(f"{k}={v}" for k, v in sorted(t.where.items()))
     what = f"NVTX layers at depth {depth}" if by is By.layer else "kernels"
     title = f"Roofline trajectories as {vary} varies · {what}" + (f" · {fixed}" if fixed else "")
@@ -57,4 +74,4 @@ def trajectory(
     )
     if t.single:
         summary += f"; left out {len(t.single)} series with a single {vary} value"
-    typer.echo(summary + ")")
+    typer.echo(summary + (roofs_text(t.ceilings) if ceilings else "") + ")")

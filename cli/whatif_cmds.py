@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
+from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice, roofs_text
 from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal
+from rooflake.cli.trajectory_cmds import OneSourceCeilingsOpt
 
 
 @app.command(no_args_is_help=True)
@@ -25,6 +27,7 @@ def whatif(
         float | None,
         typer.Option("--launch-overhead", help="t_o in ns (default: from an nsys run, else 1000)."),
     ] = None,
+    ceilings: OneSourceCeilingsOpt = None,
     fmt: FmtOpt = Fmt.table,
     out: OutOpt = None,
     store: StoreOpt = None,
@@ -38,12 +41,18 @@ def whatif(
 
     if by not in ("layer", "kernel"):
         raise typer.BadParameter("layer or kernel", param_hint="--by")
-    w = run_whatif(Store(store), run_id, parse_scales(scale), depth=depth, launch_overhead_ns=launch_overhead)
+    if ceilings is CeilingSource.all:
+        raise typer.BadParameter("a what-if scales one source's roofs: not all", param_hint="--ceilings")
+    w = run_whatif(
+        Store(store), run_id, parse_scales(scale), depth=depth, launch_overhead_ns=launch_overhead,
+        ceilings=ceiling_choice(ceilings),
+    )  # fmt: skip
     t = w.total
     changed = ", ".join(f"{k}×{v:g}" for k, v in w.scales.items() if v != 1) or "nothing scaled"
     if on_terminal(fmt, out):
         typer.echo(
             f"run {w.run_id}: {changed}: {t['duration_ns'] / 1e6:.3f} ms measured → {t['predicted_ns'] / 1e6:.3f} ms "
-            f"predicted (×{t['speedup']:.2f}; modelled, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source})"
+            f"predicted (×{t['speedup']:.2f}; modelled, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
+            f"{roofs_text(w.ceilings) if ceilings else ''})"
         )
     emit(w.layers if by == "layer" else w.kernels, fmt, out)

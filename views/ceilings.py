@@ -288,3 +288,41 @@ def datasheet_table() -> pa.Table:
     """The datasheet catalog's ceilings (:func:`rooflake.schema.datasheets.ceilings`), for callers that join them
     in their own queries (pass it as ``tables={"datasheet_ceilings": ...}`` to :func:`rooflake.queries.fetch`)."""
     return ds.ceilings()
+
+
+def sweep_roofs(
+    store: Any, run_ids: list[str], ceilings: str = "default"
+) -> tuple[dict[str, Any] | None, Any]:
+    """The roofs of several runs drawn together (a trajectory's sweep), each run's as :func:`run_roofs` chooses
+    them from ``ceilings`` (default | report | datasheet | ert | measured; ``all`` draws overlays a sweep chart has
+    no place for: :class:`UsageError`). ``default`` reads the runs' own report peaks at once and asks
+    :func:`run_roofs` only for the runs without (measured, else datasheet).
+
+    Returns (``tables``, ``rows``): ``tables`` shadows ``run_roofs`` for :func:`rooflake.queries.fetch` (the store's
+    rows of the runs on their report peaks, step ``chosen_run_roofs``'s of the others), or None when every run is on
+    its report peaks; ``rows``: the ceilings the runs are against, run_ceilings' columns (run_id, machine_key,
+    ceiling, kind, value in byte/s, FLOP/s or op/s, ..., source, n_kernels, n_invalid). Raises as
+    :func:`run_roofs` (:class:`RooflineDataError` when a run's machine has no ceiling from the source asked for).
+    """
+    if ceilings == "all":
+        raise UsageError(
+            "ceilings 'all' draws other sources' roofs beside the default one, which a sweep of runs does not: "
+            "choose report, datasheet, ert or measured"
+        )
+    con = connect(store)
+    own = fetch(con, "run_ceilings", filters={"run_id": run_ids})
+    columns = own.column_names
+    on_report = set(own.filter(pc.greater(own.column("value"), 0)).column("run_id").to_pylist())
+    asked = [r for r in run_ids if r not in on_report] if ceilings == "default" else list(run_ids)
+    roofs = {r: run_roofs(store, r, ceilings) for r in asked}
+    chosen = [x.tables["run_roofs"] for x in roofs.values() if x.tables]
+    kept = [r for r in run_ids if r not in roofs or not roofs[r].tables]
+    rows = pa.concat_tables(
+        [own.filter(pc.is_in(own.column("run_id"), pa.array(kept, pa.string())))]
+        + [x.rows.select(columns).cast(own.schema) for x in roofs.values() if x.tables]
+    )
+    if not chosen:
+        return None, rows
+    store_rows = fetch(con, "run_roofs", filters={"run_id": kept}) if kept else chosen[0].slice(0, 0)
+    tables = {"run_roofs": pa.concat_tables([store_rows, *(t.cast(store_rows.schema) for t in chosen)])}
+    return tables, rows

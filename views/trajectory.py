@@ -9,6 +9,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
+from rooflake.views.ceilings import sweep_roofs
 
 GRAINS = ("layer", "kernel")
 LEVELS = ("dram", "l2", "l1", "all")
@@ -50,15 +51,19 @@ def trajectory(
     level: str = "dram",
     grain: str = "layer",
     depth: int = 1,
+    ceilings: str = "default",
 ) -> Trajectory:
     """The trajectories of the layers (``grain='layer'``, NVTX depth ``depth``) or kernels (``grain='kernel'``:
     identity = NVTX path, name, occurrence) as label ``vary`` changes across runs sharing their other labels,
     restricted to runs carrying the ``where`` labels and to entities whose NVTX path matches the regex ``layer``
-    (DuckDB ``regexp_matches``, a partial match), at memory ``level`` (l1 | l2 | dram | all).
+    (DuckDB ``regexp_matches``, a partial match), at memory ``level`` (l1 | l2 | dram | all). ``ceilings``
+    (default | report | datasheet | ert | measured): the source of each run's roofs, as ``rl roofline --ceilings``
+    takes it (:func:`rooflake.views.ceilings.sweep_roofs`); peak, attainable and ``Trajectory.ceilings`` follow it.
 
     Series with fewer than two distinct values of ``vary`` are left out (``Trajectory.single``). Raises
-    :class:`UsageError` (``where`` names ``vary``; unknown ``grain`` or ``level``), :class:`RooflineDataError` (no
-    run carries the label, fewer than two values, nothing to draw), :class:`QueryError` (a bad regex).
+    :class:`UsageError` (``where`` names ``vary``; unknown ``grain``, ``level`` or ``ceilings``),
+    :class:`RooflineDataError` (no run carries the label, fewer than two values, nothing to draw, a source without
+    ceilings for a run's machine), :class:`QueryError` (a bad regex).
     """
     where = dict(where or {})
     if grain not in GRAINS:
@@ -82,7 +87,9 @@ def trajectory(
         "layer": layer,
     }
     params.update(labels, level=None if level == "all" else level)
-    rows = fetch(con, "trajectory_points", params, what=f"trajectory of {vary}")
+    swept = sorted({r["run_id"] for r in runs if r["series"] in kept})
+    roofs, roof_rows = sweep_roofs(store, swept, ceilings)
+    rows = fetch(con, "trajectory_points", params, tables=roofs, what=f"trajectory of {vary}")
     if not _drawable(rows):
         n_runs = len({r["run_id"] for r in runs if r["series"] in kept})
         what = f"layer at depth {depth}" if grain == "layer" else "kernel"
@@ -93,8 +100,8 @@ def trajectory(
             f"counters, {COLLECT_HINT}."
         )
     run_ids = sorted(set(rows.column("run_id").to_pylist()))
-    ceilings = fetch(con, "run_ceilings", filters={"run_id": run_ids})
-    return Trajectory(vary, grain, level, depth, rows, ceilings, kept, single, len(run_ids), where, layer)
+    drawn = roof_rows.take([i for i, r in enumerate(roof_rows.column("run_id").to_pylist()) if r in run_ids])
+    return Trajectory(vary, grain, level, depth, rows, drawn, kept, single, len(run_ids), where, layer)
 
 
 def _where_text(where: dict[str, str]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import UsageError
+from rooflake.views.ceilings import run_roofs
 from rooflake.views.time_roofline import LaunchOverhead, launch_overhead
 
 #: what ``--scale KEY=FACTOR`` may scale: each pipe's peak, each level's bandwidth, and the launch overhead
@@ -26,6 +27,9 @@ class WhatIf:
     - ``rows``: the ``whatif`` query's rows (queries/whatif.sql: grain kernel | layer | run, duration_ns, t_min_ns,
       inefficiency, bound, t_min_scaled_ns, bound_scaled, predicted_ns (ns), speedup, share_of_predicted, modelled).
     - ``total``: the run row as a dict; ``layers``/``kernels``: their rows (Arrow), largest predicted time first.
+    - ``ceilings``: the rows of the roofs scaled (:func:`rooflake.views.ceilings.run_roofs`: run_ceilings' columns
+      plus source_label and overlay); ``choice``: the source asked for (default | report | datasheet | ert |
+      measured).
     Predicted times are modelled; ``modelled`` is false for kernels without a known T_min (they keep their time).
     """
 
@@ -37,6 +41,8 @@ class WhatIf:
     total: dict[str, Any]
     layers: Any
     kernels: Any
+    ceilings: Any = None
+    choice: str = "default"
 
 
 def parse_scales(items: list[str]) -> dict[str, float]:
@@ -72,19 +78,33 @@ def whatif(
     *,
     depth: int = 1,
     launch_overhead_ns: float | None = None,
+    ceilings: str = "default",
 ) -> WhatIf:
     """Predicted times of ``run_id`` (a unique prefix; None = the latest run) under ``scales`` (from
     :func:`parse_scales`), per kernel, per NVTX layer at ``depth`` and for the run. t_o as
-    :func:`rooflake.views.time_roofline.launch_overhead` chooses it. Raises :class:`RunNotFoundError`,
-    :class:`UsageError` (bad t_o or depth), :class:`QueryError`."""
+    :func:`rooflake.views.time_roofline.launch_overhead` chooses it. ``ceilings`` (default | report | datasheet |
+    ert | measured): the source of the roofs scaled, as :func:`rooflake.views.time_roofline.time_roofline` takes it
+    (:func:`rooflake.views.ceilings.run_roofs`: the kernels' T_min, s and the predictions are against that source's
+    roofs; ``all`` overlays sources on a chart and predicts nothing more, so it is refused). Raises
+    :class:`RunNotFoundError`, :class:`UsageError` (bad t_o, depth or ``ceilings``), :class:`RooflineDataError` (the
+    source has no ceiling of the run's machine), :class:`QueryError`."""
     if depth < 1:
         raise UsageError(f"depth must be ≥ 1, got {depth}")
+    if ceilings == "all":
+        raise UsageError(
+            "ceilings 'all' draws other sources' roofs beside the default one; a what-if scales one source: choose "
+            "report, datasheet, ert or measured"
+        )
     run_id = store.resolve(run_id)
     overhead = launch_overhead(store, run_id, launch_overhead_ns)
+    roofs = run_roofs(store, run_id, ceilings)
     params: dict[str, Any] = {"run_id": run_id, "launch_overhead_ns": overhead.value_ns, "depth": depth}
     params |= {f"scale_{k}": float(v) for k, v in scales.items()}
-    rows = fetch(connect(store), "whatif", params, what=f"what-if of run {run_id}")
+    rows = fetch(connect(store), "whatif", params, tables=roofs.tables, what=f"what-if of run {run_id}")
     grain = rows.column("grain").to_pylist()
     total: dict[str, Any] = next((r for r, g in zip(rows.to_pylist(), grain, strict=True) if g == "run"), {})
     pick = lambda g: rows.take([i for i, x in enumerate(grain) if x == g])  # noqa: E731
-    return WhatIf(run_id, dict(scales), depth, overhead, rows, total, pick("layer"), pick("kernel"))
+    kernels = pick("kernel")
+    return WhatIf(
+        run_id, dict(scales), depth, overhead, rows, total, pick("layer"), kernels, roofs.rows, ceilings
+    )
