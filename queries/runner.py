@@ -229,10 +229,11 @@ def connect(store: Any, sql: str | None = None, *, unsafe: bool = False):  # -> 
 
 
 @functools.lru_cache(maxsize=256)
-def _objects(needed: tuple[str, ...]) -> tuple[dict[str, str], str]:
-    """The views (``{name: sql}``) and the table-macro statements that create ``needed``, in order."""
+def _objects(needed: tuple[str, ...]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """The views (``{name: sql}``) and the table macros (``(name, statement)``) that create ``needed``, in order:
+    named, so that the store's database need not parse their text to learn the names (14 ms for all of them)."""
     views_sql = {n: load(n) for n in needed if not query(n).parameters}
-    macros_sql = ";\n".join(_macro_sql(query(n)) for n in needed if query(n).parameters)
+    macros_sql = tuple((n, _macro_sql(query(n))) for n in needed if query(n).parameters)
     return views_sql, macros_sql
 
 

@@ -230,7 +230,7 @@ class Store:
         extra_views: dict[str, str] | None = None,
         setup: str = "",
         *,
-        after: str = "",
+        after: str | tuple[tuple[str, str], ...] = "",
         unsafe: bool = False,
     ) -> Any:  # -> duckdb.DuckDBPyConnection
         """A cursor on this store's DuckDB database (:func:`rooflake.store.database.build`): views ``runs``,

@@ -666,7 +666,7 @@ def build(
     extra_views: dict[str, str] | None = None,
     setup: str = "",
     *,
-    after: str = "",
+    after: str | tuple[tuple[str, str], ...] = "",
     unsafe: bool = False,
 ) -> Database:
     """An in-memory DuckDB database with one view per store table (``runs``, ``kernels``, ``metrics``,
@@ -674,9 +674,9 @@ def build(
     ``only_runs``); see the module docstring for what each view reads. An empty store gives empty views with the
     declared columns. ``setup`` is run first (macros, persistent so that every cursor sees them); ``extra_views``
     maps view names to SQL bodies created after the table views; ``after`` runs once they exist (table macros bind
-    to them when created). Unless ``unsafe``, the database is then locked down (:func:`lock_down`). ``root`` a
-    :class:`Snapshot`: a store on object storage, read through its fsspec filesystem registered with the database.
-    Raises ``duckdb.Error`` when a statement fails."""
+    to them when created; SQL text, or ``(name, statement)`` pairs, which need no parsing). Unless ``unsafe``, the
+    database is then locked down (:func:`lock_down`). ``root`` a :class:`Snapshot`: a store on object storage,
+    read through its fsspec filesystem registered with the database. Raises ``duckdb.Error`` when a statement fails."""
     import duckdb
 
     con = duckdb.connect()
@@ -700,7 +700,7 @@ def build(
     deferred = [
         *(_statements(con, setup) if setup else []),
         *views,
-        *(_statements(con, after) if after else []),
+        *(_statements(con, after) if isinstance(after, str) and after else after or ()),
     ]
     for _, statement in [d for d in deferred if d[0].startswith("#")]:  # not a named object: run it now
         con.execute(statement)
