@@ -155,7 +155,7 @@ def test_a_run_without_report_peaks_defaults_to_the_datasheet(tmp_path: Path) ->
 
 
 def test_no_ceiling_anywhere_says_how_to_add_one(tmp_path: Path) -> None:
-    _bare_run(tmp_path, "00000000000000bb", "NVIDIA GeForce GTX 1660 SUPER", "7.5")
+    _bare_run(tmp_path, "00000000000000bb", "NVIDIA GeForce GTX 1650", "7.5")
     with pytest.raises(RooflineDataError, match="--label machine=NAME"):
         machine_ceilings(Store(tmp_path), "00000000000000bb")
 

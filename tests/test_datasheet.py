@@ -101,7 +101,7 @@ def test_device_names_match_their_model(name: str, cc: str | None, gpu: str) -> 
 
 
 def test_no_match_is_none_not_a_guess() -> None:
-    assert ds.match("NVIDIA GeForce GTX 1660 SUPER", "7.5") is None
+    assert ds.match("NVIDIA GeForce GTX 1650", "7.5") is None
     assert ds.match("NVIDIA A100-PCIE-40GB", "9.0") is None  # the compute capability disagrees
     assert ds.match(None) is None
     assert ds.candidates("A100") == ["A100 PCIe 40GB", "A100 PCIe 80GB", "A100 SXM4 40GB", "A100 SXM4 80GB"]
