@@ -112,37 +112,42 @@ def parse(name: str, text: str, public: bool) -> Query:
 
 
 @functools.cache
-def _catalog() -> dict[str, Query]:
-    """Every query file of the package, by name (named queries and steps share one namespace)."""
+def _files() -> dict[str, tuple[Any, bool]]:
+    """Every query file of the package by name (named queries and steps share one namespace): its path and whether
+    it is a named query. Listed, not read: a command reads only the files it names (issue 14)."""
     root = resources.files(__package__)
-    out: dict[str, Query] = {}
+    out: dict[str, tuple[Any, bool]] = {}
     for folder, public in ((root, True), (root.joinpath(STEPS), False)):
         for p in sorted(folder.iterdir(), key=lambda p: p.name):
             if p.name.endswith(".sql") and p.is_file():
                 name = p.name[:-4]
                 if name in out:
                     raise QueryError(f"two query files named {name!r}")
-                text = p.read_text(encoding="utf-8").strip().rstrip(";")
-                out[name] = parse(name, text, public)
+                out[name] = (p, public)
     return out
+
+
+@functools.cache
+def _parsed(name: str) -> Query:
+    path, public = _files()[name]
+    return parse(name, path.read_text(encoding="utf-8").strip().rstrip(";"), public)
 
 
 def query(name: str) -> Query:
     """The :class:`Query` of file ``name`` (a named query or a step). Raises :class:`QueryError` if unknown."""
-    q = _catalog().get(name)
-    if q is None:
+    if name not in _files():
         raise QueryError(f"no query named {name!r} (known: {', '.join(names())})")
-    return q
+    return _parsed(name)
 
 
 def names() -> list[str]:
     """Names of the named queries (``queries/*.sql`` stems, not steps), sorted."""
-    return sorted(n for n, q in _catalog().items() if q.public)
+    return sorted(n for n, (_, public) in _files().items() if public)
 
 
 def all_names() -> list[str]:
     """Names of every query file, named queries and steps, sorted."""
-    return sorted(_catalog())
+    return sorted(_files())
 
 
 def load(name: str) -> str:
@@ -186,18 +191,26 @@ def _dependencies(sql: str) -> tuple[str, ...]:
     return tuple(dependencies(sql))
 
 
+@functools.cache
+def _public_names() -> tuple[list[str], re.Pattern[str]]:
+    """The named queries' names in catalog order, and one pattern finding any of them as a word."""
+    public = [n for n, (_, pub) in _files().items() if pub]
+    return public, re.compile(r"\b(" + "|".join(map(re.escape, public)) + r")\b")
+
+
 def dependencies(sql: str) -> list[str]:
     """The named queries ``sql`` refers to by name (outside comments), with those they refer to, dependencies
     first: what a connection for ``sql`` must create, in order."""
-    public = {n: q for n, q in _catalog().items() if q.public}
+    public, named = _public_names()
     order: list[str] = []
     seen: set[str] = set()
 
     def visit(code: str) -> None:
-        for name, q in public.items():
-            if name not in seen and re.search(rf"\b{name}\b", code):
+        found = set(named.findall(code))
+        for name in public:
+            if name not in seen and name in found:
                 seen.add(name)
-                visit(q.code)
+                visit(query(name).code)
                 order.append(name)
 
     visit(_code(sql))
