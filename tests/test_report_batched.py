@@ -58,12 +58,15 @@ def _same(a: pa.Table, b: pa.Table) -> None:
             assert u == v or both_nan, (k, u, v)
 
 
+@pytest.mark.parametrize("given", [False, True])
 @pytest.mark.parametrize("ceilings", ["default", "datasheet"])
-def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str) -> None:
+def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str, given: bool) -> None:
+    """Also with the runs' run_ceilings rows read at once and given (as rl report does)."""
     ids = _ids(store)
     overheads = launch_overheads(store, ids)
     runs = {rid: run_info(connect(store), rid) for rid in ids}
-    batched = time_rooflines(store, overheads, runs, ceilings=ceilings)
+    own = fetch(connect(store), "run_ceilings", filters={"run_id": ids}) if given else None
+    batched = time_rooflines(store, overheads, runs, ceilings=ceilings, run_ceilings=own)
     assert list(batched) == ids
     drawn: dict[str, str] = {}
     for rid in ids:

@@ -134,7 +134,12 @@ class RunRoofs:
 
 
 def run_roofs(
-    store: Any, run_id: str | None, ceilings: str = "default", *, info: dict[str, Any] | None = None
+    store: Any,
+    run_id: str | None,
+    ceilings: str = "default",
+    *,
+    info: dict[str, Any] | None = None,
+    report: pa.Table | None = None,
 ) -> RunRoofs:
     """The roofs of run ``run_id`` (a unique prefix; None = the latest run) from source ``ceilings``: ``report``
     (the run's own peaks: ncu ``X.peak_sustained`` x the unit clock the run was profiled at), ``datasheet`` (dense
@@ -147,14 +152,16 @@ def run_roofs(
     Returns :class:`RunRoofs`. Raises :class:`UsageError` for an unknown ``ceilings``, :class:`RunNotFoundError`,
     :class:`RooflineDataError` when the source asked for has no ceiling of the run's machine (the message names
     the run, the machine, the sources that have some and how to add the one asked for). ``info``: the run's
-    ``runs`` row when the caller has it (:func:`rooflake.views.runs.run_info`), so it is not read again.
+    ``runs`` row when the caller has it (:func:`rooflake.views.runs.run_info`), so it is not read again; ``report``:
+    likewise its ``run_ceilings`` rows (``rl report`` reads every run's at once).
     """
     if ceilings not in CHOICES:
         raise UsageError(f"unknown ceiling source {ceilings!r} (one of {', '.join(CHOICES)})")
     con = connect(store)
     run_id = store.resolve(run_id)
     machine = _by_run(con, run_id, info)
-    report = fetch(con, "run_ceilings", filters={"run_id": run_id})
+    if report is None:
+        report = fetch(con, "run_ceilings", filters={"run_id": run_id})
     # the report's own peaks win (default) or are asked for: no other run's ceilings are read, which would list
     # every run of the store (7 s of an 8 s `rl roofline RUN` at 10,000 uncompacted runs)
     none = MACHINE_CEILINGS.empty_table()

@@ -153,7 +153,7 @@ def run_reports(
     p = {"run_ids": run_ids, "top": TOP}
     tops = {name: fetch(con, name, p) for name in ("top_layers", "top_kernels")}
     runs = {r["run_id"]: r for r in fetch(con, "report_run_info", {"run_ids": run_ids}).to_pylist()}
-    times = time_rooflines(store, overheads, runs)
+    times = time_rooflines(store, overheads, runs, run_ceilings=shared["run_ceilings"])
     return (
         _run_report(store, rid, runs[rid], shared, tops, times[rid], previous.get(rid)) for rid in run_ids
     )

@@ -148,27 +148,41 @@ def time_rooflines(
     runs: dict[str, dict[str, Any]],
     *,
     ceilings: str = "default",
+    run_ceilings: Any = None,
 ) -> dict[str, TimeRoofline | RooflakeError]:
     """The time-based roofline (kernels, DRAM) of every run of ``overheads`` (full run ids, each with its t_o), as
     :func:`time_roofline` gives it for one run with ``launch_overhead_ns=overheads[run]``: the same
     :class:`TimeRoofline`, the same rows in the same order. One ``time_roofline`` statement serves every run
     (step ``time_roofline_runs``), so a report of N runs binds the store's files once, not N times; the roofs are
     each run's own (:func:`rooflake.views.ceilings.run_roofs` with ``ceilings``), those of a run drawn against
-    another source's ceilings given to the statement as its ``kernel_roofs``. ``runs``: each run's ``runs`` row
-    (:func:`rooflake.views.runs.run_info`).
+    another source's ceilings given to the statement as its ``kernel_roofs``. A run none of whose kernels has a
+    duration, bytes and FLOPs (step ``time_roofline_drawable``) has nothing to draw against any roofs: with
+    ``default`` ceilings (which never fail) neither its roofs nor its rows are asked for. ``runs``: each run's
+    ``runs`` row (:func:`rooflake.views.runs.run_info`); ``run_ceilings``: the runs' run_ceilings rows when the
+    caller has them.
 
     Returns, per run in the order of ``overheads``, its :class:`TimeRoofline`, or the :class:`RooflakeError`
     :func:`time_roofline` raises for it (:class:`RooflineDataError`: nothing to draw; a :class:`QueryError` of the
     shared statement is every run's)."""
+    con = connect(store)
+    found = {
+        r["run_id"]: r for r in fetch(con, "time_roofline_drawable", {"run_ids": list(overheads)}).to_pylist()
+    }
     out: dict[str, TimeRoofline | RooflakeError] = {}
     roofs: dict[str, RunRoofs] = {}
     for rid in overheads:
+        n, drawable = found[rid]["n_kernels"] if rid in found else 0, rid in found and found[rid]["drawable"]
         try:
-            roofs[rid] = run_roofs(store, rid, ceilings, info=runs[rid])
+            if drawable or ceilings != "default":
+                own = None if run_ceilings is None else _by_run(run_ceilings, [rid])[rid]
+                roofs[rid] = run_roofs(store, rid, ceilings, info=runs[rid], report=own)
+            if not drawable:
+                roofs.pop(rid, None)
+                raise _nothing_to_draw(rid, runs[rid], n)
         except RooflakeError as e:
             out[rid] = e
     try:
-        rows = _runs_rows(connect(store), overheads, roofs) if roofs else None
+        rows = _runs_rows(con, overheads, roofs) if roofs else None
     except RooflakeError as e:
         out.update(dict.fromkeys(roofs, e))
         rows = None
@@ -230,11 +244,7 @@ def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int)
         & pl.col("t_min_ns").is_not_null()
     )
     if usable.height == 0:
-        raise RooflineDataError(
-            f"run {run_id} ({run['source_path']}): no kernel has FLOPs, bytes and a duration with a roof "
-            f"({kernels.num_rows} kernel(s)), so there is no time-based roofline to draw. To collect them, "
-            f"{COLLECT_HINT}; for an nsys run, draw `rl roofline --by layer --with NCU_RUN` instead."
-        )
+        raise _nothing_to_draw(run_id, run, kernels.num_rows)
     if grain == "kernel":
         return kernels
     layers = rows.filter(pc.and_(pc.equal(rows["grain"], "layer"), pc.equal(rows["depth"], depth)))
@@ -245,6 +255,14 @@ def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int)
             f"(the deepest layers are at depth {deepest})"
         )
     return layers
+
+
+def _nothing_to_draw(run_id: str, run: dict[str, Any], n_kernels: int) -> RooflineDataError:
+    return RooflineDataError(
+        f"run {run_id} ({run['source_path']}): no kernel has FLOPs, bytes and a duration with a roof "
+        f"({n_kernels} kernel(s)), so there is no time-based roofline to draw. To collect them, "
+        f"{COLLECT_HINT}; for an nsys run, draw `rl roofline --by layer --with NCU_RUN` instead."
+    )
 
 
 def estimate_time_roofline(
