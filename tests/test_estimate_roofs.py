@@ -182,3 +182,27 @@ def test_tensor_cores_follow_the_gpu(
     rows = fetch(connect(Store(store)), "estimate_layer_roofline", params, tables={"layer_roofs": roofs})
     for r in rows.to_pylist():
         assert r["precision"] == precision and r["peak_flops_per_s"] is None and reason in r["peak_reason"]
+
+
+def test_ceilings_option_threads_into_the_estimate_view(tmp_path: Path) -> None:
+    """`--ceilings SOURCE` with an estimate run: the GPU's ceilings of that source (was refused); a source without
+    ceilings for the GPU is one Error line, `all` (overlays) is refused."""
+    store = _publish(tmp_path, "bfloat16", H100)
+    out = _cli(store, "--ceilings", "datasheet")
+    assert out.exit_code == 0, out.output
+    assert "roofs: datasheet (NVIDIA H100 80GB HBM3)" in out.output
+    assert "compute roof TENSOR BF16 (bfloat16, modelled dtype)" in out.output
+    measured = _cli(store, "--ceilings", "measured")
+    assert measured.exit_code == 1 and "no measured ceilings for its GPU" in measured.output
+    assert _cli(store, "--ceilings", "all").exit_code == 1
+
+
+def test_a_cpu_run_takes_only_its_hosts_measured_roofs(tmp_path: Path) -> None:
+    from test_profile_range_queries import store as tiny_cpu
+
+    from rooflake.schema import UsageError
+    from rooflake.views.roofline import estimate_roofline
+
+    cpu = tiny_cpu.__wrapped__(tmp_path)  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match="a CPU's roofs are the ceilings measured on its host"):
+        estimate_roofline(cpu, "r1", "e1", depth=2, ceilings="datasheet")

@@ -120,11 +120,7 @@ def _layer_roofline(
 ) -> Roofline:
     con = connect(store)
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
-        if ceilings != "default":
-            raise UsageError(
-                f"ceilings={ceilings!r} with an rl estimate run: the estimate view picks its own roofs"
-            )
-        return estimate_roofline(store, run_id, with_run, depth=depth, level=level)
+        return estimate_roofline(store, run_id, with_run, depth=depth, level=level, ceilings=ceilings)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     counters_run = matched.ncu_run if matched else run_id
     roofs = run_roofs(store, counters_run, ceilings)
@@ -147,27 +143,32 @@ def _layer_roofline(
 
 
 def estimate_roofline(
-    store: Any, run_id: str | None, estimates_run: str, *, depth: int = 1, level: str = "dram"
+    store: Any,
+    run_id: str | None,
+    estimates_run: str,
+    *,
+    depth: int = 1,
+    level: str = "dram",
+    ceilings: str = "default",
 ) -> Roofline:
     """The per-layer roofline of an Nsight Systems run ``run_id`` with the work of an ``rl estimate`` run
     ``estimates_run`` (step ``estimate_layer_roofline``): time per step measured (a run without GPU kernels, e.g. a
     CPU run of a model wrapped in :func:`rooflake.instrument.annotate`: the inclusive time of the layer's NVTX ranges,
     query ``range_times``; a GPU run: the kernel time under the layer, ``layer_summary``), FLOPs and compulsory bytes
-    per step modelled (``estimates``), at the NVTX ``depth`` (1 = the forward/backward range, 2 = the modules the
-    model calls, ...). The compulsory bytes stand at the level(s) drawn, ``level`` (dram | l2 | l1 | all): a lower
-    bound of the traffic, so AI is an upper bound. attainable = min(P, AI·W) (Williams et al. 2009); per-layer time
-    weighting as Wang et al., arXiv 2009.04598.
+    per step modelled (``estimates``), at the NVTX ``depth`` (1 = the forward/backward range, 2 = its modules, ...).
+    The compulsory bytes stand at the level(s) drawn, ``level`` (dram | l2 | l1 | all): a lower bound of the traffic,
+    so AI is an upper bound. attainable = min(P, AI·W) (Williams et al. 2009); time weighting as Wang et al. 2020.
 
     Roofs: for a run without kernels, the measured ceilings of its host (``rl ceilings measure``; the machine key of
-    the run's ``threads`` label where it has one, step ``host_measured_ceilings``); for a GPU run, the ceilings of its
-    GPU that :func:`rooflake.views.ceilings.machine_ceilings` selects by default. The compute roof is that of each
-    layer's precision (its estimates' dtype; on Tensor Cores the tensor roof of that source type), NULL with
-    ``peak_reason`` where the roofs lack it (step ``estimate_layer_roofline``); ``provenance`` names the roofs used.
+    its ``threads`` label, step ``host_measured_ceilings``; ``ceilings`` default or measured); for a GPU run, its
+    GPU's ceilings from source ``ceilings`` (:func:`rooflake.views.ceilings.machine_ceilings`; default | report |
+    datasheet | ert | measured, not all). The compute roof is that of each layer's precision (its estimates' dtype;
+    on Tensor Cores the tensor roof of that source type), NULL with ``peak_reason`` where missing (``provenance``).
 
     Returns a :class:`Roofline` (grain ``layer``; ``points`` with layer_roofline's columns plus steps, calls,
     launches, time_source, bytes_compulsory, ops, ops_without_flops, dtype, peak_reason; ``provenance`` says what is
     measured and what modelled). Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong kind),
-    :class:`RooflineDataError` (no ceilings, several machine keys, no layer at ``depth``).
+    :class:`RooflineDataError` (no ceilings from the source asked for, several machine keys, no layer at ``depth``).
     """
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r} (choose one of: {', '.join(LEVELS)})")
@@ -184,7 +185,7 @@ def estimate_roofline(
             "Nsight Systems run (rl profile --nsys)"
         )
     gpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() > 0
-    roofs, where = _gpu_roofs(store, run_id) if gpu else _host_roofs(con, run)
+    roofs, where = _gpu_roofs(store, run_id, ceilings) if gpu else _host_roofs(con, run, ceilings)
     params = {"run_id": run_id, "estimates_run_id": estimates_run, "depth": depth, "level": level}
     params |= {"timed_by": "kernels" if gpu else "ranges"}
     points = fetch(
@@ -203,10 +204,15 @@ def estimate_roofline(
     return Roofline(run_id, run, "layer", depth, points, roofs, None, provenance)
 
 
-def _host_roofs(con: Any, run: dict[str, Any]) -> tuple[Any, str]:
+def _host_roofs(con: Any, run: dict[str, Any], ceilings: str = "default") -> tuple[Any, str]:
     """The measured ceilings of the CPU that ``run`` ran on, of one machine key, and the words naming them."""
     import pyarrow.compute as pc
 
+    if ceilings not in ("default", "measured"):
+        raise UsageError(
+            f"ceilings {ceilings!r}: run {run['run_id']} has no GPU kernels, and a CPU's roofs are the ceilings "
+            "measured on its host (rl ceilings measure): use measured or the default"
+        )
     threads = dict(run.get("labels") or []).get("threads")
     rows = fetch(con, "host_measured_ceilings", {"host": run["host"], "threads": threads})
     keys = sorted(set(rows.column("machine_key").to_pylist()))
@@ -220,10 +226,26 @@ def _host_roofs(con: Any, run: dict[str, Any]) -> tuple[Any, str]:
     return rows.filter(pc.equal(rows["machine_key"], keys[0])), f"measured ({keys[0]})"
 
 
-def _gpu_roofs(store: Any, run_id: str) -> tuple[Any, str]:
-    """The ceilings of the run's GPU as :func:`rooflake.views.ceilings.machine_ceilings` picks them by default."""
+def _gpu_roofs(store: Any, run_id: str, ceilings: str = "default") -> tuple[Any, str]:
+    """The ceilings of the run's GPU from source ``ceilings`` as :func:`rooflake.views.ceilings.machine_ceilings`
+    picks them; :class:`RooflineDataError` when that source has none for the GPU."""
+    import pyarrow as pa
+
     from rooflake.views.ceilings import machine_ceilings
 
-    rows = machine_ceilings(store, run_id).select("default")
+    if ceilings == "all":
+        raise UsageError(
+            "ceilings 'all' draws other sources' roofs beside one run's own; an estimate's layers are judged "
+            "against one source: choose report, datasheet, ert or measured"
+        )
+    rows = machine_ceilings(store, run_id).select(ceilings)
+    gpu = run_info(connect(store), run_id)["gpu_name"]
+    if rows.num_rows == 0 and ceilings != "default":
+        raise RooflineDataError(
+            f"run {run_id} ({gpu}): no {ceilings} ceilings for its GPU; see `rl ceilings RUN` for the sources that "
+            "have some"
+        )
+    if "machine_key" not in rows.column_names:  # the GPU they hold for (the roofs' rows name their machine)
+        rows = rows.append_column("machine_key", pa.array([gpu] * rows.num_rows, pa.string()))
     sources = sorted(set(rows.column("source").to_pylist()))
-    return rows, f"{', '.join(sources)} ({run_info(connect(store), run_id)['gpu_name']})"
+    return rows, f"{', '.join(sources)} ({gpu})"
