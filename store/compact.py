@@ -4,11 +4,13 @@ Layout (DESIGN.md section 3)::
 
     STORE/<table>/run_id=<id>/part-0.parquet        what ingest writes: one file per run and table
     STORE/<table>/compacted/part-<gen>.parquet      what `rl compact` writes: one file per table and generation
+    STORE/<table>/compacted/part-<gen>-<i>.parquet  ... or several, one per FILE_BYTES (1 GiB), for a big one
     STORE/compacted.json                            the commit: its generations (segments), their files, the runs
 
-Incremental. A compaction writes one new *generation* (a segment: one file per table, sorted by ``run_id``) holding
-only the runs published as partitions since the last one, and keeps the files of earlier generations as they are:
-its work is proportional to the new runs, not to the store (:func:`plan`). Generations pile up, so small ones are
+Incremental. A compaction writes one new *generation* (a segment: per table one file, or one per :data:`FILE_BYTES`
+for a big table, its rows sorted by ``run_id`` across them) holding only the runs published as partitions since the
+last one, and keeps the files of earlier generations as they are: its work is proportional to the new runs, not to
+the store (:func:`plan`). Generations pile up, so small ones are
 merged into the new one (size-tiered, by runs held): every generation holding at most :data:`MERGE_RATIO` times the
 runs the new one would hold is merged into it, smallest first, and never more than :data:`MAX_SEGMENTS` remain.
 Generations' sizes then fall geometrically from the oldest (largest) to the newest, so a store of ``n`` runs
@@ -64,6 +66,10 @@ from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART
 MANIFEST = "compacted.json"
 COMPACTED = "compacted"
 ROW_GROUP_ROWS = 65_536
+#: a compacted file is closed, and the generation's next file of the table begun, once it holds this many bytes
+#: (at a row group's end): files stay in the 128 MB - 1 GB range Spark's and Trino's splits suit, and far below
+#: S3's 5 TB object limit, however large a generation grows (a 10 TB ``metrics`` table)
+FILE_BYTES = 1 << 30
 #: a generation holding at most this many times the runs of the new one is merged into it
 MERGE_RATIO = 2
 #: at most this many generations (segments) of compacted files per table after a compaction
@@ -257,44 +263,64 @@ def _rows_sql(table: str, parts: list[str], merged: list[str]) -> str | None:
     return sql_template(PKG, "compact_rows.sql", table=table, columns=columns, sources="\n".join(branches))
 
 
-def _write_table(con: Any, table: str, sql: str | None, path: Path) -> int:
-    """Write the rows of ``sql`` (:func:`_rows_sql`), sorted by run, to ``path`` (zstd, no float statistics, row
-    groups of :data:`ROW_GROUP_ROWS`), streamed in batches; fsync. Returns the rows written (0: no file)."""
+def _fsynced(path: Path) -> Path:
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+    return path
+
+
+def _write_table(con: Any, table: str, sql: str | None, out: Path) -> list[Path]:
+    """Write the rows of ``sql`` (:func:`_rows_sql`), sorted by run, into folder ``out`` as ``<table>-<i>.parquet``
+    (zstd, no float statistics, row groups of :data:`ROW_GROUP_ROWS`), streamed in batches: a file is closed, and
+    the next one begun, at the first row group's end past :data:`FILE_BYTES`; each is fsynced. Returns the files
+    written in row order (none: no rows)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from rooflake.schema import SCHEMA_VERSION, TABLES
     from rooflake.store.publish import stat_columns
 
     if sql is None:
-        return 0
+        return []
     rel = con.sql(sql)
     reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(ROW_GROUP_ROWS)
     schema = TABLES[table].with_metadata(
         {**(TABLES[table].metadata or {}), b"rooflake.schema_version": SCHEMA_VERSION.encode()}
     )
-    rows = 0
-    writer = None
-    for batch in reader:
-        if batch.num_rows == 0:
-            continue
-        if writer is None:
-            writer = pq.ParquetWriter(path, schema, compression="zstd", write_statistics=stat_columns(schema))
-        writer.write_batch(batch.cast(schema), row_group_size=ROW_GROUP_ROWS)
-        rows += batch.num_rows
-    if writer is not None:
-        writer.close()
-        with open(path, "rb+") as f:
-            os.fsync(f.fileno())
-    return rows
+    files: list[Path] = []
+    sink: Any = None
+    writer: Any = None
+    try:
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            if writer is None:
+                files.append(out / f"{table}-{len(files)}.parquet")
+                sink = pa.OSFile(str(files[-1]), "wb")
+                writer = pq.ParquetWriter(
+                    sink, schema, compression="zstd", write_statistics=stat_columns(schema)
+                )
+            writer.write_batch(batch.cast(schema), row_group_size=ROW_GROUP_ROWS)
+            if sink.tell() >= FILE_BYTES:  # whole row groups are written: the file is big enough
+                writer.close()
+                sink.close()
+                writer = None
+    finally:
+        if writer is not None:
+            writer.close()
+        if sink is not None:
+            sink.close()
+    return [_fsynced(f) for f in files]
 
 
 def write_generation(
     con: Any, the_plan: Plan, part_files: Callable[[str], list[str]], root: str, out: Path
-) -> dict[str, Path]:
-    """Write the new generation's file of every table into folder ``out`` (``<table>.parquet``): the partitions
-    of ``the_plan.parts`` (``part_files(table)``: their files) and the merged generations' files (relative to
-    ``root``, a path or URL) without their stale rows of those runs. Returns table -> file, tables with rows only.
-    Raises ``OSError`` or ``duckdb.Error`` when a file cannot be read or written."""
+) -> dict[str, list[Path]]:
+    """Write the new generation's files of every table into folder ``out`` (``<table>-<i>.parquet``, one per
+    :data:`FILE_BYTES`): the partitions of ``the_plan.parts`` (``part_files(table)``: their files) and the merged
+    generations' files (relative to ``root``, a path or URL) without their stale rows of those runs. Returns
+    table -> its files in row order, tables with rows only. Raises ``OSError`` or ``duckdb.Error`` when a file
+    cannot be read or written."""
     from rooflake.schema.duck import sql_file
 
     con.execute(sql_file(PKG, "compact_parts.sql"), {"runs": sorted(the_plan.parts)})
@@ -302,29 +328,44 @@ def write_generation(
     for table in ALL_TABLES:
         merged = [f"{root}/{f}" for s in the_plan.merged for f in s.files.get(table, [])]
         sql = _rows_sql(table, part_files(table), merged)
-        if _write_table(con, table, sql, out / f"{table}.parquet"):
-            staged[table] = out / f"{table}.parquet"
+        if files := _write_table(con, table, sql, out):
+            staged[table] = files
     return staged
 
 
-def _held_runs(path: str, fs: Any = None) -> frozenset[str]:
-    """The run ids in a compacted ``runs`` file (``path``: local, or ``bucket/key`` on ``fs``)."""
+def compacted_names(gen: str, staged: dict[str, list[Path]]) -> dict[str, list[str]]:
+    """Table -> the paths (relative to the store's root) of generation ``gen``'s files: ``<table>/compacted/
+    part-<gen>.parquet`` for a table written as one file, ``part-<gen>-<i>.parquet`` (``i`` from 0000, in row
+    order) for one written as several."""
+    out = {}
+    for t, files in staged.items():
+        stems = [f"part-{gen}"] if len(files) == 1 else [f"part-{gen}-{i:04d}" for i in range(len(files))]
+        out[t] = [f"{t}/{COMPACTED}/{stem}.parquet" for stem in stems]
+    return out
+
+
+def _held_runs(paths: list[str], fs: Any = None) -> frozenset[str]:
+    """The run ids in a generation's compacted ``runs`` files (``paths``: local, or ``bucket/key`` on ``fs``)."""
     import pyarrow.parquet as pq
 
-    return frozenset(pq.read_table(path, columns=["run_id"], filesystem=fs).column(0).to_pylist())
+    return frozenset(
+        r for p in paths for r in pq.read_table(p, columns=["run_id"], filesystem=fs).column(0).to_pylist()
+    )
 
 
-def _new_manifest(old: Manifest, the_plan: Plan, gen: str, staged: dict[str, Path], rows: int) -> Manifest:
-    """The manifest after writing generation ``gen`` (``staged`` tables; ``rows``: runs it holds)."""
-    files = {t: [f"{t}/{COMPACTED}/part-{gen}.parquet"] for t in staged}
-    segments = (*the_plan.kept, Segment(gen, files, rows)) if staged else the_plan.kept
+def _new_manifest(
+    old: Manifest, the_plan: Plan, gen: str, files: dict[str, list[str]], rows: int
+) -> Manifest:
+    """The manifest after writing generation ``gen`` (``files``: :func:`compacted_names`; ``rows``: runs it
+    holds)."""
+    segments = (*the_plan.kept, Segment(gen, files, rows)) if files else the_plan.kept
     return Manifest.of(gen, segments, old.runs | the_plan.parts)
 
 
-def _runs_written(staged: dict[str, Path]) -> int:
+def _runs_written(staged: dict[str, list[Path]]) -> int:
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(staged["runs"]).metadata.num_rows if "runs" in staged else 0
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in staged.get("runs", []))
 
 
 # ---- a local store ------------------------------------------------------------------------------------------
@@ -412,9 +453,7 @@ def _compact_locked(root: Path, staging: Path) -> CompactResult:
     parts = frozenset(
         r for r in _partition_runs(root, "runs") if (root / "runs" / f"run_id={r}" / PART).exists()
     )
-    the_plan = plan(
-        old, parts, lambda s: _held_runs(str(root / s.files["runs"][0])) if "runs" in s.files else frozenset()
-    )
+    the_plan = plan(old, parts, lambda s: _held_runs([str(root / f) for f in s.files.get("runs", [])]))
     if the_plan.empty:  # nothing new; finish what a compaction killed after its commit left
         removed = _remove_partitions(root, old.runs)
         _remove_old_files(root, old)
@@ -425,14 +464,17 @@ def _compact_locked(root: Path, staging: Path) -> CompactResult:
     stage = staging / f"compact.{os.getpid()}.{secrets.token_hex(4)}"
     stage.mkdir()
     try:
-        staged = write_generation(_connection(), the_plan, _part_files(root, parts), str(root), stage)
-        for table, path in staged.items():
+        with _connection() as con:
+            staged = write_generation(con, the_plan, _part_files(root, parts), str(root), stage)
+        names = compacted_names(gen, staged)
+        for table, paths in staged.items():
             dest = root / table / COMPACTED
             dest.mkdir(parents=True, exist_ok=True)
-            os.replace(path, dest / f"part-{gen}.parquet")
+            for path, name in zip(paths, names[table], strict=True):
+                os.replace(path, root / name)
             fsync_dir(dest)
-        written = _runs_written({t: root / t / COMPACTED / f"part-{gen}.parquet" for t in staged})
-        manifest = _new_manifest(old, the_plan, gen, staged, written)
+        written = _runs_written({t: [root / n for n in ns] for t, ns in names.items()})
+        manifest = _new_manifest(old, the_plan, gen, names, written)
         write_manifest(root, manifest)
         removed = _remove_partitions(root, manifest.runs)
         _remove_old_files(root, manifest)
@@ -566,9 +608,9 @@ def _put_manifest(fs: Any, url: str, manifest: Manifest, etag: str | None) -> No
 
 
 def _commit_remote(
-    url: str, snapshot: Any, manifest: Manifest, staged: dict[str, Path], etag: str | None, old: Plan
+    url: str, snapshot: Any, manifest: Manifest, staged: dict[str, list[Path]], etag: str | None, old: Plan
 ) -> int:
-    """Upload the new generation's files, put the manifest (the commit), then delete the folded partitions of the
+    """Upload the new generation's files (named by :func:`compacted_names`), put the manifest (the commit), then delete the folded partitions of the
     generation the snapshot saw (``runs`` files first: a newer one, a ``--force`` since, stays and wins) and the
     merged generations' files. On failure before the commit its uploads are deleted. Returns files deleted."""
     from rooflake.store import remote
@@ -579,9 +621,11 @@ def _commit_remote(
     done = False
     with remote.store_errors(url):
         try:
-            for t, local in staged.items():
-                uploaded.append(f"{base}/{t}/{COMPACTED}/part-{manifest.generation}.parquet")
-                fs.put_file(str(local), uploaded[-1])
+            names = compacted_names(manifest.generation, staged)
+            for t, paths in staged.items():
+                for local, name in zip(paths, names[t], strict=True):
+                    uploaded.append(f"{base}/{name}")
+                    fs.put_file(str(local), uploaded[-1])
             _put_manifest(fs, url, manifest, etag)
             done = True
         finally:
@@ -617,7 +661,7 @@ def _compact_remote_locked(url: str) -> CompactResult:
     base = url.split("://", 1)[1]
     before = _remote_files(snapshot)
     parts = frozenset(snapshot.files["runs"])
-    the_plan = plan(old, parts, lambda s: _held_runs(f"{base}/{s.files['runs'][0]}", fs))
+    the_plan = plan(old, parts, lambda s: _held_runs([f"{base}/{f}" for f in s.files.get("runs", [])], fs))
     if the_plan.empty:
         return CompactResult(len(old.runs), 0, before, before, old.generation, 0, 0, len(old.parts()))
 
@@ -626,13 +670,15 @@ def _compact_remote_locked(url: str) -> CompactResult:
 
     with tempfile.TemporaryDirectory(prefix="rooflake-compact-") as tmp:
         try:
-            staged = write_generation(_connection(fs), the_plan, part_files, url, Path(tmp))
+            with _connection(fs) as con:
+                staged = write_generation(con, the_plan, part_files, url, Path(tmp))
         except (OSError, duckdb.Error) as e:
             if _remote_manifest(url)[1] != etag:
                 raise _raced(url) from e
             raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
         written = _runs_written(staged)
-        manifest = _new_manifest(old, the_plan, remote.new_generation(), staged, written)
+        gen = remote.new_generation()
+        manifest = _new_manifest(old, the_plan, gen, compacted_names(gen, staged), written)
         removed = _commit_remote(url, snapshot, manifest, staged, etag, the_plan)
     after = _remote_files(remote.Snapshot.take(url))
     n_seg = len(manifest.parts())

@@ -16,7 +16,7 @@ from test_pruning import REPORTS, copy_runs, named_answers
 
 from rooflake.cli import app
 from rooflake.pipeline import ingest_paths
-from rooflake.store import Store, compact
+from rooflake.store import Store, compact, database
 from rooflake.store.layout import PART
 
 from _support import FIXTURES, fixture
@@ -318,3 +318,40 @@ def test_a_damaged_compacted_runs_file_is_one_error_line(store) -> None:
     assert len(r.stderr.strip().splitlines()) == 1
     after = sorted((p, p.stat().st_size) for p in root.rglob("*") if p.is_file() and ".lock" not in p.name)
     assert after == before
+
+
+def test_a_generation_split_into_several_files_answers_the_same(source, store, monkeypatch) -> None:
+    """A big generation is written as several files per table (one per FILE_BYTES, here every row group of 64
+    rows), sorted by run across them: every named query answers as before, pruned to one run or not, and the next
+    compactions (new runs, a --force of a run whose rows span files) read all of a generation's files."""
+    root, runs = store
+    monkeypatch.setattr(compact, "ROW_GROUP_ROWS", 64)
+    monkeypatch.setattr(compact, "FILE_BYTES", 1)
+    before = named_answers(Store(root), runs)
+    first = compact.compact(root)
+    manifest = compact.read_manifest(root)
+    files = manifest.files
+    assert first.written == len(runs) and len(files["metrics"]) > 10 and len(files["kernels"]) > 1
+    assert files["metrics"][0].endswith(f"part-{first.generation}-0000.parquet")
+    assert files["runs"] == [f"runs/compacted/part-{first.generation}.parquet"]  # 12 rows: one file
+    for t, fs in files.items():  # every file named, none left over, rows sorted by run across the files
+        assert sorted(fs) == fs and {
+            str(p.relative_to(root)) for p in (root / t / "compacted").iterdir()
+        } == set(fs)
+        ids = [r for f in fs for r in pq.read_table(root / f, columns=["run_id"]).column(0).to_pylist()]
+        assert ids == sorted(ids) and all(pq.ParquetFile(root / f).metadata.num_row_groups == 1 for f in fs)
+    assert named_answers(Store(root), runs) == before
+    for pruned in (0, 10**9):  # read query by query, and bound whole
+        monkeypatch.setattr(database, "PRUNE_FROM", pruned)
+        assert named_answers(Store(root), runs) == before
+    new = more_runs(source, root, 2, "e")
+    (kept,) = list(ingest_paths([fixture(REPORTS[0])], root, force=True))  # a run of the split generation
+    assert kept.status == "replaced"
+    everything = [*runs, *new]
+    before = named_answers(Store(root), everything)
+    second = compact.compact(root)  # the dirty generation is merged: its stale rows of the run dropped
+    assert (second.written, second.merged, second.segments) == (len(everything), 1, 1)
+    assert named_answers(Store(root), everything) == before
+    assert {str(p.relative_to(root)) for p in root.glob("*/compacted/*")} == {
+        f for fs in compact.read_manifest(root).files.values() for f in fs
+    }

@@ -266,3 +266,25 @@ def test_a_compaction_whose_lock_was_taken_over_cannot_commit(s3_runs, monkeypat
     assert str(error).startswith(f"store {url}: another rl compact committed while this one ran")
     assert named_answers(Store(url), runs) == local_answers
     assert remote.Snapshot.take(url).published() == dict.fromkeys(runs, "compacted")
+
+
+def test_a_generation_split_into_several_files_on_s3_answers_the_same(s3_runs, monkeypatch) -> None:
+    """A generation written as several files per table (one per FILE_BYTES: here every row group of 64 rows):
+    uploaded under the manifest's names, every named query unchanged, and a --force re-ingest of a run whose rows
+    span files is compacted again without its stale rows; nothing left for clean()."""
+    url, runs, local_answers = s3_runs
+    monkeypatch.setattr(compact, "ROW_GROUP_ROWS", 64)
+    monkeypatch.setattr(compact, "FILE_BYTES", 1)
+    first = compact.compact(url)
+    snap = remote.Snapshot.take(url)
+    assert len(snap.compacted["metrics"]) > 10 and snap.compaction.files["metrics"][0].endswith(
+        f"part-{first.generation}-0000.parquet"
+    )
+    assert named_answers(Store(url), runs) == local_answers
+    kept = ingest_file(fixture(REPORTS[0]), url, force=True)
+    assert kept.status == "replaced"
+    before = named_answers(Store(url), runs)
+    second = compact.compact(url)
+    assert (second.written, second.merged, second.segments) == (len(runs), 1, 1)
+    assert named_answers(Store(url), runs) == before
+    assert remote.clean(url, stale_after_s=-1.0) == 0
