@@ -166,8 +166,8 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
     """Run ``sql`` with named ``params`` on DuckDB connection ``con``; the result as :class:`Rows` (no columns for
     statements without a result). Imports no pyarrow: a terminal table needs none (issue 14). DuckDB's client
     needs pytz for time-zone-aware values, so a ``TIMESTAMP WITH TIME ZONE`` column comes as the naive local time
-    in the connection's zone (``Rows.zone``, ``time_zone.sql``) and any other type holding a time zone as its
-    text. Raises ``duckdb.Error``."""
+    in the connection's zone (``Rows.zone``, ``time_zone.sql``; ``fold=1`` on the second of a repeated hour, as
+    the instant gives it) and any other type holding a time zone as its text. Raises ``duckdb.Error``."""
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return Rows((), (), [])
@@ -175,16 +175,51 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
     types = tuple(rel.types)
     if not any("TIME ZONE" in str(t) for t in types):
         return Rows(names, types, rel.fetchall())
-    rel = rel.project(  # columns by position: a name may repeat (a self-join)
-        ", ".join(
-            f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
-            if "TIME ZONE" in str(t)
-            else f"#{i}"
-            for i, t in enumerate(types, start=1)
+    stamps = [i for i, t in enumerate(types, start=1) if str(t) == TIMESTAMPTZ]
+    rel = (
+        rel.project(  # columns by position: a name may repeat (a self-join); then each instant, for its fold
+            ", ".join(
+                [
+                    f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
+                    if "TIME ZONE" in str(t)
+                    else f"#{i}"
+                    for i, t in enumerate(types, start=1)
+                ]
+                + [f"epoch_us(#{i})" for i in stamps]
+            )
         )
     )
     rows = rel.fetchall()
-    return Rows(names, types, rows, _zone(con))
+    zone = _zone(con)
+    return Rows(names, types, _folded(rows, [i - 1 for i in stamps], len(types), zone), zone)
+
+
+def _folded(rows: list[tuple[Any, ...]], stamps: list[int], n: int, zone: str) -> list[tuple[Any, ...]]:
+    """``rows`` without their last columns (the microseconds since the epoch of columns ``stamps``), each local
+    time of those columns with ``fold=1`` where it is the second of a repeated hour in ``zone`` (as the instant
+    gives it: 01:30 EST after 01:30 EDT), so that it shows its own zone abbreviation."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        tz = None if zone in ("UTC", "GMT") or zone.startswith("Etc/") else ZoneInfo(zone)
+    except (KeyError, ValueError):  # a zone Python does not know: no fold to give
+        tz = None
+    if tz is None:
+        return [r[:n] for r in rows]
+    utc = _EPOCH.replace(tzinfo=datetime.timezone.utc)
+    out = []
+    for r in rows:
+        row = list(r[:n])
+        for k, i in enumerate(stamps):
+            us = r[n + k]
+            if (
+                row[i] is not None
+                and us is not None
+                and (utc + datetime.timedelta(microseconds=us)).astimezone(tz).fold
+            ):
+                row[i] = row[i].replace(fold=1)
+        out.append(tuple(row))
+    return out
 
 
 def _zone(con: Any) -> str:

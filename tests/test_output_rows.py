@@ -219,3 +219,22 @@ def test_a_step_fetched_as_pylist(fixture_store: Path) -> None:
     rows = queries.fetch(con, "run_info", {"run_id": run}, as_pylist=True)
     assert isinstance(rows, Rows) and len(rows.rows) == 1
     assert _values(rows) == _norm(queries.fetch(con, "run_info", {"run_id": run}).to_pylist())
+
+
+def test_the_terminal_table_shows_a_repeated_hour_in_its_own_zone() -> None:
+    """01:30 happens twice in New York on 2024-11-03: the table shows EDT, then EST (the local time's fold, from the
+    instant), as polars showed it; a zone without such hours (Etc/UTC) is as before."""
+    from rooflake.cli.output import render_rows
+    from rooflake.schema.duck import fetch_rows
+
+    con = duckdb.connect()
+    sql = (
+        "SELECT * FROM (VALUES (TIMESTAMPTZ '2024-11-03 05:30:00+00'), (TIMESTAMPTZ '2024-11-03 06:30:00+00'), "
+        "(NULL), ('infinity'::TIMESTAMPTZ)) t(ts)"
+    )
+    con.execute("SET TimeZone = 'America/New_York'")
+    table = render_rows(fetch_rows(con, sql))
+    assert "2024-11-03 01:30:00 EDT" in table and "2024-11-03 01:30:00 EST" in table, table
+    con.execute("SET TimeZone = 'Etc/UTC'")
+    table = render_rows(fetch_rows(con, sql))
+    assert "2024-11-03 05:30:00 UTC" in table and "2024-11-03 06:30:00 UTC" in table, table
