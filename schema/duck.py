@@ -176,17 +176,16 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
     if not any("TIME ZONE" in str(t) for t in types):
         return Rows(names, types, rel.fetchall())
     stamps = [i for i, t in enumerate(types, start=1) if str(t) == TIMESTAMPTZ]
-    rel = (
-        rel.project(  # columns by position: a name may repeat (a self-join); then each instant, for its fold
-            ", ".join(
-                [
-                    f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
-                    if "TIME ZONE" in str(t)
-                    else f"#{i}"
-                    for i, t in enumerate(types, start=1)
-                ]
-                + [f"epoch_us(#{i})" for i in stamps]
-            )
+    # columns by position (a name may repeat: a self-join), then each time stamp's instant (for its fold)
+    rel = rel.project(
+        ", ".join(
+            [
+                f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
+                if "TIME ZONE" in str(t)
+                else f"#{i}"
+                for i, t in enumerate(types, start=1)
+            ]
+            + [f"epoch_us(#{i})" for i in stamps]
         )
     )
     rows = rel.fetchall()
@@ -328,9 +327,8 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
         convert = {
             i: _converter(t, zone) for i, t in enumerate(types) if t.id in PYLIST_EPOCH or "MAP(" in str(t)
         }
-    except (
-        KeyError
-    ):  # a zone Python's zoneinfo lacks (pyarrow has its own): the statement again, through Arrow
+    except KeyError:
+        # a zone Python's zoneinfo lacks (pyarrow has its own): the statement again, through Arrow
         return fetch_arrow(con, sql, params)
     if convert:
         rows = [tuple(convert[i](v) if i in convert else v for i, v in enumerate(r)) for r in rows]
