@@ -23,7 +23,7 @@ from rooflake import queries
 from rooflake.schema import RooflineDataError
 from rooflake.store import Store, database
 from rooflake.store.layout import ALL_TABLES
-from rooflake.views.ceilings import MACHINE_CEILINGS, run_roofs
+from rooflake.views.ceilings import MACHINE_CEILINGS, machine_ceilings, run_roofs
 from rooflake.views.layers import layers
 from rooflake.views.roofline import roofline
 
@@ -186,3 +186,27 @@ def test_a_terminal_table_of_a_run_with_a_time_zone_column_keeps_its_rows(many_r
     both = "SELECT TIMESTAMPTZ '2020-01-01 00:00:00+00' AS t, 'b' AS y, TIMESTAMPTZ '2021-01-01 00:00:00+00' AS t"
     years = [v.year for v in queries.execute(Store(root), both, as_rows=True).rows[0][::2]]
     assert years == [2020, 2021]
+
+
+def test_machine_ceilings_reads_the_ceilings_of_the_machines_runs_only(
+    many_runs, pointed, monkeypatch
+) -> None:
+    """`rl ceilings RUN` (views.ceilings.machine_ceilings): step machine_runs reads every run's runs row (whose labels
+    name the machine's runs), then machine_ceilings binds the ceilings files of those runs only (it bound every
+    run's before), and the answer is the one read whole."""
+    root, runs = many_runs
+    monkeypatch.setattr(database, "PRUNE_FROM", 10**9)
+    gpus = {
+        r["run_id"]: r["gpu_name"] for r in Store(root).query("SELECT run_id, gpu_name FROM runs").to_pylist()
+    }
+    whole = {r: machine_ceilings(Store(root), r).rows for r in runs[:3]}
+    monkeypatch.setattr(database, "PRUNE_FROM", 0)
+    have = {r for r in runs if (root / "ceilings" / f"run_id={r}").exists()}  # an RTX 3070 report has none
+    checked = 0
+    for run in runs[:3]:
+        pointed.clear()
+        assert canonical(machine_ceilings(Store(root), run).rows) == canonical(whole[run])
+        read = {f.split("run_id=")[1].split("/")[0] for f in pointed if "/ceilings/" in f}
+        assert read == {r for r in have if gpus[r] == gpus[run]}, run
+        checked += bool(read) and read != have
+    assert checked == 2

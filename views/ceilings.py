@@ -245,12 +245,11 @@ MACHINE_CEILINGS = pa.schema(
 
 
 def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
-    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`)."""
-    params = {
-        "run_id": machine["run_id"],
-        "names": sorted(machine["names"]) or [""],
-        "datasheet_gpu": machine["datasheet_gpu"],
-    }
+    """Step ``machine_ceilings`` for ``machine`` (a dict of :func:`_by_run` or :func:`_by_gpu`), over the runs
+    step ``machine_runs`` names for it (so only their ceilings are read)."""
+    named = {"run_id": machine["run_id"], "names": sorted(machine["names"]) or [""]}
+    runs = fetch(con, "machine_runs", named).column("run_id").to_pylist()
+    params = {"run_id": machine["run_id"], "runs": runs, "datasheet_gpu": machine["datasheet_gpu"]}
     return fetch(con, "machine_ceilings", params, tables={"datasheet_ceilings": ds.ceilings()})
 
 

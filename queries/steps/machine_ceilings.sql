@@ -3,8 +3,10 @@
 -- the ERT results and measured ceilings of the runs named or labelled for the machine (gpu_name, labels machine
 -- or gpu), and the datasheet's dense peaks at the boost clock (the catalog rows, read from `datasheet_ceilings`,
 -- which the caller provides: rooflake.schema.datasheets.ceilings()). NaN or zero values are left out.
+-- $runs: the runs named or labelled for the machine (step machine_runs, the run asked about among them), a
+-- constant list, so that a store read query by query binds the files of these runs only, not every run's ceilings.
 -- Given: datasheet_ceilings.
--- Parameters: $run_id, $names, $datasheet_gpu.
+-- Parameters: $run_id, $runs, $datasheet_gpu.
 -- Columns:
 --   source               ncu-report | measured | ert | ert-spec | datasheet
 --   ceiling              DRAM, L2, L1, L3, FP64, FP32, FP16, TENSOR_<SRC>, ... (the source's name where rooflake has none)
@@ -19,20 +21,13 @@
 --   formula              how the source got the value (metric names, ERT units, datasheet text)
 --   source_name          the ceiling's name in its source (ERT label, datasheet text); NULL for ncu
 --   measured_at          UTC time of the latest measurement (ERT, measured); NULL otherwise
-WITH named AS (
-    SELECT run_id FROM runs
-    WHERE run_id = $run_id
-        OR list_contains($names, lower(gpu_name))
-        OR list_contains($names, lower(labels['machine']))
-        OR list_contains($names, lower(labels['gpu']))
-),
-store_rows AS (
+WITH store_rows AS (
     SELECT c.source, c.ceiling, c.kind, c.value, c.unit, c.clock_hz, c.run_id, c.formula, c.source_name,
         c.measured_at
     FROM ceilings AS c
-    WHERE NOT isnan(c.value) AND c.value > 0
-        AND CASE WHEN c.source = 'ncu-report' AND $run_id IS NOT NULL THEN c.run_id = $run_id
-            ELSE c.run_id IN (SELECT run_id FROM named) END
+    WHERE list_contains($runs, c.run_id)
+        AND NOT isnan(c.value) AND c.value > 0
+        AND (c.source IS DISTINCT FROM 'ncu-report' OR $run_id IS NULL OR c.run_id = $run_id)
 ),
 sheet_rows AS (
     SELECT source, ceiling, kind, value, unit, clock_hz, NULL::VARCHAR AS run_id, formula, source_name,
