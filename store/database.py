@@ -59,6 +59,7 @@ Runs = frozenset[str] | None
 _QUOTED = r"'((?:[^']|'')*)'"
 _EQ = re.compile(rf'^\(?"?run_id"? = {_QUOTED}\)?$')
 _IN = re.compile(r'^(?:optional: )?\(?"?run_id"? IN \((.*?)\)\)?$')
+_WORD = re.compile(r"\w+")
 _CREATED = re.compile(r"\b(?:MACRO|VIEW|TABLE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:main\.)?\"?(\w+)", re.I)
 #: what a read of an object that is gone raises (s3fs through DuckDB's fsspec filesystem)
 _GONE = re.compile(
@@ -508,15 +509,16 @@ class Database:
 
 
 def _named(pending: list[tuple[str, str]], sql: str) -> set[str]:
-    """Names of ``pending`` objects that ``sql`` names, directly or through their own statements."""
+    """Names of ``pending`` objects that ``sql`` names, directly or through their own statements (whole words, any
+    case)."""
     texts = dict(pending)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in texts) + r")\b", re.I)
+    lower = {n.lower(): n for n in texts}
     found: set[str] = set()
     todo = [sql]
     while todo:
-        for m in pattern.finditer(todo.pop()):
-            name = next((n for n in texts if n.lower() == m.group(1).lower()), m.group(1))
-            if name not in found:
+        for word in set(_WORD.findall(todo.pop())):
+            name = lower.get(word.lower())
+            if name is not None and name not in found:
                 found.add(name)
                 todo.append(texts[name])
     return found
