@@ -36,6 +36,19 @@ CeilingsOpt = Annotated[
 ]
 
 
+#: ``--ceilings`` of the commands that judge points against one source (rl trajectory, rl whatif): the option and
+#: values of rl roofline's; ``all`` (other sources drawn dashed beside one run's roofs) has no meaning there: exit 2.
+OneSourceCeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT or measured "
+        "ceilings, as rl roofline takes them ('all' draws one run's other roofs dashed: not here). Default: the "
+        "report's, else measured, else datasheet.",
+    ),
+]
+
+
 def ceiling_choice(value: CeilingSource | None) -> str:
     """The library's name of a ``--ceilings`` value (None: ``default``)."""
     return "default" if value is None else value.value

@@ -7,20 +7,8 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice, roofs_text
+from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_text
 from rooflake.cli.common import By, Level, StoreOpt, WhereOpt, app, chart_out, guard, parse_labels
-
-#: ``--ceilings`` of the commands that judge points against one source (rl trajectory, rl whatif): rl roofline's
-#: option and values; ``all`` (other sources drawn dashed beside one run's roofs) has no meaning there: exit 2.
-OneSourceCeilingsOpt = Annotated[
-    CeilingSource | None,
-    typer.Option(
-        "--ceilings",
-        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT or measured "
-        "ceilings, as rl roofline takes them ('all' draws one run's other roofs dashed: not here). Default: the "
-        "report's, else measured, else datasheet.",
-    ),
-]
 
 
 def _plural(n: int, word: str) -> str:

@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice, roofs_text
+from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_text
 from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal
-from rooflake.cli.trajectory_cmds import OneSourceCeilingsOpt
 
 
 @app.command(no_args_is_help=True)
