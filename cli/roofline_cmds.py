@@ -9,7 +9,6 @@ import typer
 
 from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice, roofs_text
 from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard
-from rooflake.schema import UsageError
 
 
 def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
@@ -52,12 +51,11 @@ def _draw_time(
     from rooflake.store import Store
     from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
-    if with_run is not None and ceilings is not None:
-        raise UsageError("--ceilings with --time --with ESTIMATE_RUN: the estimate view picks its own roofs")
     if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
         v = estimate_time_roofline(
-            Store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o
-        )
+            Store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o,
+            ceilings=ceiling_choice(ceilings),
+        )  # fmt: skip
     else:
         v = time_roofline(
             Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o,

@@ -206,3 +206,20 @@ def test_a_cpu_run_takes_only_its_hosts_measured_roofs(tmp_path: Path) -> None:
     cpu = tiny_cpu.__wrapped__(tmp_path)  # type: ignore[attr-defined]
     with pytest.raises(UsageError, match="a CPU's roofs are the ceilings measured on its host"):
         estimate_roofline(cpu, "r1", "e1", depth=2, ceilings="datasheet")
+
+
+def test_ceilings_option_threads_into_the_time_based_estimate_view(tmp_path: Path) -> None:
+    """`rl roofline --time --by layer --with ESTIMATE_RUN --ceilings SOURCE` (was refused): the compute term of the
+    bf16 layers is F / the datasheet's TENSOR BF16, and the line names the roofs."""
+    from rooflake.views.time_roofline import estimate_time_roofline
+
+    store = _publish(tmp_path, "bfloat16", H100)
+    out = _cli(store, "--time", "--launch-overhead", "100", "--ceilings", "datasheet")
+    assert out.exit_code == 0, out.output
+    assert (
+        "roofs: datasheet (NVIDIA H100 80GB HBM3)" in out.output and "compute roof TENSOR BF16" in out.output
+    )
+    v = estimate_time_roofline(Store(store), NSYS, EST, depth=2, launch_overhead_ns=100, ceilings="datasheet")
+    fc = {r["name"]: r for r in v.points.to_pylist()}["m:forward/fc"]
+    assert fc["compute_time_ns"] == 1.0e8 / _peaks(H100[2])["TENSOR BF16"] * 1e9
+    assert _cli(store, "--time", "--ceilings", "measured").exit_code == 1

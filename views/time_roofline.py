@@ -273,11 +273,12 @@ def estimate_time_roofline(
     depth: int = 1,
     level: str = "dram",
     launch_overhead_ns: float | None = None,
+    ceilings: str = "default",
 ) -> TimeRoofline:
     """The time-based roofline of the layers of Nsight Systems run ``run_id`` at NVTX ``depth`` with the work of
     ``rl estimate`` run ``estimates_run`` (step ``estimate_layer_time_roofline`` over the points of
     :func:`rooflake.views.roofline.estimate_roofline`: time per step measured, FLOPs and compulsory bytes per step
-    modelled, the same roofs): T_min = max(F/P, Q_l/W_l, n·t_o) with n the launches (GPU) or range calls (CPU) per
+    modelled, the same roofs, from source ``ceilings`` as it takes them): T_min = max(F/P, Q_l/W_l, n·t_o) with n the launches (GPU) or range calls (CPU) per
     step, s = T/T_min and the bound (Wang et al., arXiv 2009.04598). t_o as :func:`launch_overhead` picks it (a CPU
     run has no launches to derive one from: the option, else the 1 µs default, which the chart names).
 
@@ -289,7 +290,7 @@ def estimate_time_roofline(
 
     if level not in LEVELS:
         raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
-    v = estimate_roofline(store, run_id, estimates_run, depth=depth, level=level)
+    v = estimate_roofline(store, run_id, estimates_run, depth=depth, level=level, ceilings=ceilings)
     overhead = launch_overhead(store, v.run_id, launch_overhead_ns)
     params = {
         "launch_overhead_ns": overhead.value_ns,
