@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import COLUMNS, QueryError
 from rooflake.schema.duck import fetch_arrow, sql_file, sql_str, sql_template
-from rooflake.store.compact import read_manifest
 from rooflake.store.layout import ALL_TABLES, PART
+from rooflake.store.manifest import read_manifest
 
 if TYPE_CHECKING:
     import pyarrow as pa
