@@ -187,10 +187,12 @@ def _load_one(cur: Any, path: Path, name: str, folder: str) -> bool:
 
 def connect(spill: str) -> Any:
     """A DuckDB connection for one export's attribution, spilling to the directory ``spill`` beyond
-    :data:`MEMORY_LIMIT` (shared by the SQLite and the Parquet reader, :mod:`rooflake.ingest.nsys_parquet`)."""
+    :data:`MEMORY_LIMIT` (shared by the SQLite and the Parquet reader, :mod:`rooflake.ingest.nsys_parquet`), with
+    the work database (``nsys/work_db.sql``: a file in ``spill``) attached, where the attribution's big tables
+    go."""
     import duckdb
 
-    return duckdb.connect(
+    con = duckdb.connect(
         config={
             "preserve_insertion_order": False,
             "temp_directory": spill,
@@ -201,6 +203,10 @@ def connect(spill: str) -> Any:
             "allocator_bulk_deallocation_flush_threshold": "8MB",
         }
     )
+    file = sql_literal(str(Path(spill) / "work.duckdb"), pa.string())
+    for stmt in duckdb.extract_statements(sql_template(PKG, "nsys/work_db.sql", file=file)):
+        con.execute(stmt)
+    return con
 
 
 class SourceViews(Protocol):

@@ -36,7 +36,8 @@ JOIN push_pop AS r
     ON process_of(r.thread) = o.process_id
     AND o.launch_start_ns >= r.start_ns AND o.launch_start_ns < coalesce(r.end_ns, 9223372036854775807);
 
-CREATE TEMP TABLE ops_out AS
+-- (in the work database, nsys/work_db.sql, as ops)
+CREATE TABLE ops_out AS
 SELECT
     o.*, lp.path_id, se.names AS nvtx_start_end, f.flags,
     CASE

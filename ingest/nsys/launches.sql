@@ -19,7 +19,8 @@ SELECT process_of(thread) AS process_id, correlation_id, arg_min(thread, start) 
 FROM src_api
 GROUP BY ALL;
 
-CREATE TEMP TABLE ops AS
+-- (in the work database, nsys/work_db.sql: compressed, and dropped from memory without spilling)
+CREATE TABLE ops AS
 SELECT
     CASE WHEN o.op_kind = 'kernel' THEN 2 * o.idx ELSE 2 * o.idx + 1 END AS uid,
     o.*,

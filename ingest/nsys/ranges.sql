@@ -126,7 +126,8 @@ SELECT slice, t_lo, coalesce(lead(t_lo) OVER (ORDER BY slice), 92233720368547758
 
 CREATE TEMP TABLE lane_state AS SELECT lane, 0 AS level, 0::BIGINT AS seq FROM lanes;
 CREATE TEMP TABLE open_pushes (lane INTEGER, seq BIGINT, level INTEGER, ref BIGINT, t BIGINT, e BIGINT);
-CREATE TEMP TABLE op_inner (uid BIGINT, innermost BIGINT);
-CREATE TEMP TABLE pp (range_id BIGINT, depth INTEGER, parent_id BIGINT);
+-- the sweep's results (in the work database, nsys/work_db.sql: pp holds every push/pop range)
+CREATE TABLE op_inner (uid BIGINT, innermost BIGINT);
+CREATE TABLE pp (range_id BIGINT, depth INTEGER, parent_id BIGINT);
 
 SELECT t_lo, t_hi FROM slices ORDER BY slice;

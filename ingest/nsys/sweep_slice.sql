@@ -43,3 +43,8 @@ CREATE OR REPLACE TEMP TABLE lane_state AS
 SELECT s.lane, coalesce(x.level, s.level) AS level, coalesce(x.seq, s.seq) AS seq
 FROM lane_state AS s
 LEFT JOIN (SELECT lane, arg_max(level, seq) AS level, max(seq) AS seq FROM ev GROUP BY lane) AS x USING (lane);
+
+-- the slice's events are done with: freed before the next slice sorts its own (kept, they took ~120 MB of the
+-- memory limit from the next slice's sort at 1.2M kernels, which then spilled)
+DROP TABLE ev;
+DROP TABLE ev_up;
