@@ -62,6 +62,17 @@ def parse_since(text: str) -> timedelta:
     return timedelta(**{units[unit]: float(num)})
 
 
+def _selection(since: timedelta | None, where: dict[str, str] | None) -> dict[str, Any]:
+    """The parameters $since, $label_keys, $label_values of steps ``report_runs`` and ``previous_run``."""
+    where = where or {}
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return {
+        "since": datetime.now(timezone.utc) - since if since else epoch,
+        "label_keys": sorted(where),
+        "label_values": [where[k] for k in sorted(where)],
+    }
+
+
 def select_runs(
     store: Any,
     *,
@@ -73,13 +84,10 @@ def select_runs(
     all), keeping runs whose labels hold every ``where`` pair. Raises :class:`RunNotFoundError`."""
     from rooflake.store import Store
 
-    where = where or {}
-    labels = {"label_keys": sorted(where), "label_values": [where[k] for k in sorted(where)]}
-    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-    cutoff = datetime.now(timezone.utc) - since if since and not run_ids else epoch
     given = [store.resolve(r) for r in run_ids or []]
     scope = Store(store.root, only_runs=given) if run_ids else store  # given runs: read only their files
-    picked = fetch(connect(scope), "report_runs", {"since": cutoff, **labels})["run_id"].to_pylist()
+    params = _selection(None if run_ids else since, where)
+    picked = fetch(connect(scope), "report_runs", params)["run_id"].to_pylist()
     if run_ids:
         keep = set(picked)
         ids = [rid for rid in given if rid in keep]
@@ -93,8 +101,19 @@ def select_runs(
 def previous_runs(store: Any, ids: list[str]) -> dict[str, str | None]:
     """For each of ``ids``, the latest earlier run with the same (non-empty) labels, or None (step
     ``previous_run``)."""
-    rows = fetch(connect(store), "previous_run", {"run_ids": ids}).to_pylist()
+    rows = fetch(connect(store), "previous_run", {"run_ids": ids, **_selection(None, None)}).to_pylist()
     return {r["run_id"]: r["previous_run_id"] for r in rows}
+
+
+def _selected_with_previous(
+    store: Any, since: timedelta | None, where: dict[str, str] | None
+) -> tuple[list[str], dict[str, str | None]]:
+    """:func:`select_runs` without given runs and :func:`previous_runs` of its runs from one scan of the runs table
+    (step ``previous_run`` selecting as ``report_runs`` does). Raises :class:`RunNotFoundError`."""
+    rows = fetch(connect(store), "previous_run", {"run_ids": None, **_selection(since, where)}).to_pylist()
+    if not rows:
+        raise RunNotFoundError(f"no run in store {store.root} matches the report's selection")
+    return [r["run_id"] for r in rows], {r["run_id"]: r["previous_run_id"] for r in rows}
 
 
 def report(
@@ -122,8 +141,9 @@ def report_runs(
     are done before this returns, each once for all the runs (:func:`run_reports`), so it raises
     :class:`UsageError` (bad ``since``) and :class:`RunNotFoundError` (no run selected) itself.
 
-    Reads only the files of those runs and of their previous runs, and the ``runs`` table to find the previous
-    runs, on a thread while the report's own runs are read (at 10,000 runs the ``runs`` files take 2 s). When a
+    Reads only the files of those runs and of their previous runs, and the ``runs`` table once to find the
+    previous runs (at 10,000 runs its files take 2 s): without ``run_ids`` in the scan that selects the runs, with
+    them on a thread while their own files are read. When a
     previous run is not one of the report's, the launch overheads and the time-based rooflines (whose t_o and
     roofs may come from another run read: :func:`launch_overheads`, :func:`rooflake.views.ceilings.run_roofs`) are
     asked again over every run read, so a report's numbers are those of the views over all of them."""
@@ -131,15 +151,16 @@ def report_runs(
 
     from rooflake.store import Store
 
-    ids = select_runs(store, since=parse_since(since) if since else None, run_ids=run_ids, where=where)
-    with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
-        asked = pool.submit(previous_runs, store, ids)
-        own = Store(store.root, only_runs=ids)  # views over just the runs of the report
-        tables = _tables(own, ids)
-        times = time_rooflines(
-            own, launch_overheads(own, ids), tables["runs"], run_ceilings=tables["run_ceilings"]
-        )
-        previous = asked.result()
+    after = parse_since(since) if since else None
+    if run_ids:  # their own files give them; the previous runs are read meanwhile
+        ids = select_runs(store, run_ids=run_ids, where=where)
+        with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
+            asked = pool.submit(previous_runs, store, ids)
+            own, tables, times = _own(store, ids)
+            previous = asked.result()
+    else:  # one scan of the runs table gives both
+        ids, previous = _selected_with_previous(store, after, where)
+        own, tables, times = _own(store, ids)
     reads = sorted(set(ids) | {p for p in previous.values() if p})
     part = own
     if len(reads) > len(ids):
@@ -147,6 +168,16 @@ def report_runs(
         overheads = launch_overheads(part, ids)
         times = time_rooflines(part, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
     return ids, (_run_report(part, rid, tables, times[rid], previous.get(rid)) for rid in ids)
+
+
+def _own(store: Any, ids: list[str]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A store over the runs ``ids`` only, their tables (:func:`_tables`) and time-based rooflines there."""
+    from rooflake.store import Store
+
+    own = Store(store.root, only_runs=ids)
+    tables = _tables(own, ids)
+    overheads = launch_overheads(own, ids)
+    return own, tables, time_rooflines(own, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
 
 
 def run_reports(
