@@ -5,7 +5,9 @@
 - :class:`DuckTable`: a table of one run that is still a query in a reader's DuckDB connection (streamed to
   Parquet by DuckDB, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
 - :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``; :func:`fetch_rows`: the same as
-  Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14).
+  Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14);
+  :func:`fetch_pylist`: Rows holding the values ``pyarrow.Table.to_pylist`` gives (what JSON needs), or the table
+  for the types whose values differ.
 - :func:`sql_literal`, :func:`sql_str`: Python values as DuckDB literals (for SQL text that cannot take bound
   parameters: select lists, file lists of views).
 - :func:`sql_file`, :func:`sql_template`: the text of a ``.sql`` file shipped in one of our packages, with its
