@@ -45,6 +45,7 @@ PARAMS: dict[str, Any] = {
     "device": None,
     "top": 10,
     "names": ["GPU X"],
+    "runs": [NCU],
     "datasheet_gpu": None,
     "estimates_run_id": NCU,
     "machine_key": "GPU X|8.0|1000",
