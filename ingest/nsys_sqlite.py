@@ -10,8 +10,9 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
 - ``macros``: NVTX event types by name, range names;
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
 - ``ranges`` (the NVTX table): ranges, domains, the slices of the stack sweep; ``sweep_slice`` once per slice;
-  ``sweep_end``; ``walk``, ``walk_step`` once per level of the stacks, ``walk_names``, ``stacks``,
-  ``attribution``: NVTX paths and the attribution of every operation;
+  ``sweep_end``; ``walk``, ``walk_step`` once per level of the stacks, ``walk_names``, ``stacks``, ``stack_level``
+  once per depth, ``paths``, ``attribution``: NVTX paths (one per distinct stack) and the attribution of every
+  operation;
 - ``output``: the output tables as views, which DuckDB streams to Parquet (:class:`rooflake.schema.duck.DuckTable`);
   ``summary``: the counts.
 
@@ -243,7 +244,14 @@ def attribute(con: Any, src: SourceViews) -> None:
     sqlscript.run(con, "nsys/walk.sql")
     while sqlscript.run(con, "nsys/walk_step.sql").fetchall()[0][0]:  # one level up the stacks per step
         pass
-    for step in ("walk_names", "stacks", "attribution"):
+    sqlscript.run(con, "nsys/walk_names.sql")
+    sqlscript.run(con, "nsys/purge.sql")
+    (max_depth,) = sqlscript.run(con, "nsys/stacks.sql").fetchall()[0]
+    for depth in range(
+        max_depth + 1 if max_depth is not None else 0
+    ):  # the stacks' tree, one depth at a time
+        sqlscript.run(con, "nsys/stack_level.sql", depth=depth)
+    for step in ("paths", "attribution"):
         sqlscript.run(con, f"nsys/{step}.sql")
         sqlscript.run(con, "nsys/purge.sql")
 

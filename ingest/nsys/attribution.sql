@@ -1,23 +1,11 @@
 -- attribution: every GPU operation (kernel, memcpy, memset) attributed to the NVTX ranges open on the CPU thread that
 -- launched it, at the launch call's time (rooflake.ingest.nsys_sqlite; the reader purges DuckDB's allocator after
 -- this file).
--- Creates: paths (path_id -> nvtx_path, nvtx_stack, nvtx_domain: one row per distinct NVTX stack), ops_out (one row
+-- Needs: range_pid and paths (nsys/stacks.sql, nsys/paths.sql). Creates: ops_out (one row
 -- per GPU operation: uid; op_kind, idx (kernel_id, op_id), src_row (its rowid: the output joins the source's other
 -- columns by it); its launch call; path_id, nvtx_start_end (start/end range names), attribution (reason), flags
 -- (NULL when none)).
 -- Columns: none (statements only).
-
-CREATE TEMP TABLE paths AS
-SELECT row_number() OVER (ORDER BY s.domain_id, s.stack) AS path_id, s.domain_id, s.stack AS nvtx_stack,
-       d.domain AS nvtx_domain, d.domain || ':' || array_to_string(s.stack, '/') AS nvtx_path
-FROM (SELECT DISTINCT domain_id, stack FROM leaf_stack) AS s
-LEFT JOIN domain_names AS d USING (domain_id);
-
-CREATE TEMP TABLE leaf_path AS
-SELECT l.leaf AS range_id, p.path_id
-FROM leaf_stack AS l JOIN paths AS p ON p.domain_id = l.domain_id AND p.nvtx_stack = l.stack;
-
-DROP TABLE leaf_stack;
 
 -- start/end ranges open anywhere in the launching process at launch time
 CREATE TEMP TABLE op_se AS
@@ -39,9 +27,9 @@ JOIN push_pop AS r
 -- (in the work database, nsys/work_db.sql, as ops)
 CREATE TABLE ops_out AS
 SELECT
-    o.*, lp.path_id, se.names AS nvtx_start_end, f.flags,
+    o.*, lp.pid AS path_id, se.names AS nvtx_start_end, f.flags,
     CASE
-        WHEN lp.path_id IS NOT NULL THEN 'push_pop'
+        WHEN lp.pid IS NOT NULL THEN 'push_pop'
         WHEN o.launch_thread IS NULL THEN 'no_launch_row'
         WHEN se.names IS NOT NULL THEN 'start_end'
         WHEN ot.uid IS NOT NULL THEN 'other_thread'
@@ -49,13 +37,13 @@ SELECT
     END AS attribution
 FROM ops AS o
 LEFT JOIN op_inner AS i USING (uid)
-LEFT JOIN leaf_path AS lp ON lp.range_id = i.innermost
+LEFT JOIN range_pid AS lp ON lp.id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
 LEFT JOIN op_other AS ot USING (uid)
 LEFT JOIN op_flags AS f USING (uid);
 
 DROP TABLE ops;
 DROP TABLE op_inner;
-DROP TABLE leaf_path;
+DROP TABLE range_pid;
 DROP TABLE op_se;
 DROP TABLE op_other;

@@ -1,7 +1,7 @@
 -- walk: the ranges on some operation's NVTX stack, first step (rooflake.ingest.nsys_sqlite: then
 -- nsys/walk_step.sql until it finds no new range, then nsys/walk_names.sql).
 -- Creates: text_names (text, name: one row per distinct range text), ranges_named (view: every range with its text
--- and grouping name, the output included); walk_ids (id, parent_id: the ranges found so far, first every
+-- and grouping name, the output included); walk_ids (id, parent_id, depth: the ranges found so far, first every
 -- operation's innermost one), walk_up (id: their parents not yet in walk_ids, the next step's frontier).
 -- Columns: none (statements only).
 
@@ -30,7 +30,7 @@ LEFT JOIN text_names AS t ON t.text = r.text;
 -- 300 MB limit; these joins spill), then the names of those ranges only (the names of all 700k ranges of a large
 -- export at once: +130 MB), then the walk again, carrying the names (nsys/stacks.sql)
 CREATE TEMP TABLE walk_ids AS
-SELECT p.range_id AS id, p.parent_id FROM pp AS p SEMI JOIN op_inner AS o ON o.innermost = p.range_id;
+SELECT p.range_id AS id, p.parent_id, p.depth FROM pp AS p SEMI JOIN op_inner AS o ON o.innermost = p.range_id;
 
 CREATE TEMP TABLE walk_up AS
 SELECT DISTINCT parent_id AS id FROM walk_ids WHERE parent_id IS NOT NULL

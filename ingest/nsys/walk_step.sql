@@ -5,9 +5,9 @@
 --   n   ranges in the next frontier (0: every range on some operation's stack is in walk_ids)
 
 CREATE OR REPLACE TEMP TABLE walk_new AS
-SELECT p.range_id AS id, p.parent_id FROM pp AS p SEMI JOIN walk_up AS u ON u.id = p.range_id;
+SELECT p.range_id AS id, p.parent_id, p.depth FROM pp AS p SEMI JOIN walk_up AS u ON u.id = p.range_id;
 
-INSERT INTO walk_ids SELECT id, parent_id FROM walk_new;
+INSERT INTO walk_ids SELECT id, parent_id, depth FROM walk_new;
 
 CREATE OR REPLACE TEMP TABLE walk_up AS
 SELECT DISTINCT parent_id AS id FROM walk_new WHERE parent_id IS NOT NULL
