@@ -40,6 +40,10 @@ RUNS = int(os.environ.get("RL_BENCH_RUNS", "5"))
 CORES = os.cpu_count() or 1
 HERE = Path(__file__).resolve().parent
 TABLE: list[tuple[str, str, str, str, str]] = []
+# An installed rooflake has its modules compiled (pip compiles them on install), so every figure is taken with
+# bytecode written and read: a shell that sets PYTHONDONTWRITEBYTECODE would make each process recompile rooflake
+# from source (~0.04 s CPU), which no user pays. Each contender's warm-up run writes what is missing.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:
