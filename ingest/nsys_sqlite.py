@@ -39,11 +39,12 @@ from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_tem
 PKG = "rooflake.ingest"
 NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
 # DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
-# DuckDB (not held as Arrow in Python memory), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels,
-# 5.7M NVTX ranges, 720 MB) peaks at ~0.46 GB of resident memory with its Parquet writing (1.94 GB with the sources
-# as Arrow and a 1 GB limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU
-# time: 53-54 CPU s for that ingest, 37 s with the same code under a 1 GB limit (1.1 GB peak), 33 s before (issue
-# 14; measured on 2 loaded cores)
+# DuckDB (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
+# (nsys/work_db.sql), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges,
+# 720 MB) peaks at ~0.50 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
+# limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: 34-36 CPU s for
+# that ingest (38-40 s before the work database and the path tree, 29 s under a 2 GB limit at 1.3 GB; a 270 MB
+# limit gives 0.48 GB for +7 CPU s). Measured on 2 loaded cores (issue 14)
 MEMORY_LIMIT = "300MB"
 # push/pop ranges per slice of the NVTX stack sweep (nsys/ranges.sql): the sort of one slice's events is in memory at
 # a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB; 150k 0.39 GB;
