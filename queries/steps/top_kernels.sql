@@ -20,7 +20,8 @@ WITH per_name AS (
 ranked AS (
     SELECT
         *,
-        kernel_time_ns / sum(kernel_time_ns) OVER (PARTITION BY run_id) AS share_of_kernel_time,
+        -- fsum: the correctly rounded sum, whatever order the rows come in (sum() differs in the last bit)
+        kernel_time_ns / fsum(kernel_time_ns) OVER (PARTITION BY run_id) AS share_of_kernel_time,
         row_number() OVER (PARTITION BY run_id ORDER BY kernel_time_ns DESC NULLS LAST, name) AS rank
     FROM per_name
 )
