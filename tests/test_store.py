@@ -215,3 +215,27 @@ def test_duck_row_equals_the_pyarrow_row_and_stays_nullable(tmp_path: Path) -> N
     assert duck_row(con, RUNS, {}).to_arrow().to_pylist() == [dict.fromkeys(RUNS.names)]
     as_dict = duck_row(con, RUNS, {**row, "labels": dict(row["labels"])}).to_arrow()
     assert as_dict.to_pylist() == want.to_pylist()  # a dict for a map column: its items, not its keys
+
+
+def test_connect_sees_a_run_swapped_in_the_same_clock_tick(tmp_path: Path) -> None:
+    """Store.connect keys its cached database on one stat of STORE/runs (mtime, link count). A run folder removed
+    and another added in the same tick of the file system's clock leave both as they were (as on btrfs, or ext4
+    past 65,000 folders, where the link count stays 1): a database built while the folder had just changed is
+    not reused (found in review: the second run was never seen by that Store object)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    ingest_file(fixture("AlpriElse"), a)
+    ingest_file(fixture("eschnett"), b)
+    run_b = Store(b).run_ids()[0]
+    runs = a / "runs"
+    os.utime(runs)  # changed just now
+    stamp = os.stat(runs).st_mtime_ns
+    store = Store(a)
+    (run_a,) = [r for (r,) in store.connect().execute("SELECT run_id FROM runs").fetchall()]
+    for table in os.listdir(b):  # run a out, run b in: the runs folder keeps its link count
+        src = b / table / f"run_id={run_b}"
+        if src.is_dir():
+            shutil.rmtree(a / table / f"run_id={run_a}", ignore_errors=True)
+            shutil.copytree(src, a / table / f"run_id={run_b}")
+    os.utime(runs, ns=(stamp, stamp))  # ... in the same tick
+    assert os.stat(runs).st_nlink == 3 and os.stat(runs).st_mtime_ns == stamp
+    assert store.connect().execute("SELECT run_id FROM runs").fetchall() == [(run_b,)]
