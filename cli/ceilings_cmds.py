@@ -65,6 +65,13 @@ def roofs_text(rows: Any) -> str:
     return f", roofs: {named}" + (f"; dashed: {', '.join(more)}" if more else "")
 
 
+def roofs_note(rows: Any, asked: Any) -> str:
+    """:func:`roofs_text` where the roofs were asked for (``asked``: a ``--ceilings`` value) or are not the run's
+    own report peaks (a run without them falls back to the datasheet's or measured roofs: say so); else ``""``."""
+    own = {r["source"] for r in rows.to_pylist() if not r.get("overlay")} if rows is not None else set()
+    return roofs_text(rows) if asked or own - {"ncu-report"} else ""
+
+
 class DefaultToShow(TyperGroup):
     """A group whose arguments go to its ``show`` subcommand unless the first one names a subcommand or asks for
     help (``rl ceilings abc1`` = ``rl ceilings show abc1``)."""

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_text
+from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
 from rooflake.cli.common import By, Level, StoreOpt, WhereOpt, app, chart_out, guard, parse_labels
 
 
@@ -62,4 +62,4 @@ def trajectory(
     )
     if t.single:
         summary += f"; left out {len(t.single)} series with a single {vary} value"
-    typer.echo(summary + (roofs_text(t.ceilings) if ceilings else "") + ")")
+    typer.echo(summary + roofs_note(t.ceilings, ceilings) + ")")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_text
+from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
 from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal
 
 
@@ -52,6 +52,6 @@ def whatif(
         typer.echo(
             f"run {w.run_id}: {changed}: {t['duration_ns'] / 1e6:.3f} ms measured → {t['predicted_ns'] / 1e6:.3f} ms "
             f"predicted (×{t['speedup']:.2f}; modelled, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
-            f"{roofs_text(w.ceilings) if ceilings else ''})"
+            f"{roofs_note(w.ceilings, ceilings)})"
         )
     emit(w.layers if by == "layer" else w.kernels, fmt, out)

@@ -106,3 +106,17 @@ def test_cli_names_the_roofs_and_refuses_what_roofline_refuses(store: Path) -> N
         whatif(Store(store), run, parse_scales([]), ceilings="all")
     with pytest.raises(RooflineDataError):
         whatif(Store(store), run, parse_scales([]), ceilings="measured")
+
+
+def test_default_roofs_of_a_run_without_report_peaks_are_named(tmp_path: Path) -> None:
+    """A run whose report has no roofline sections is predicted against the datasheet's roofs by default: the
+    summary line says so (it named the roofs only when --ceilings was given; found in review). A run on its own
+    report peaks keeps the short line."""
+    root = tmp_path / "s"
+    list(ingest_paths([fixture("AveryClapp__ESMM-Research__profile.ncu-rep")], root))
+    (rid,) = Store(root).run_ids()
+    r = CliRunner().invoke(app, ["whatif", rid, "--scale", "dram=2", "--store", str(root)])
+    assert r.exit_code == 0, r.output
+    first = r.output.splitlines()[0]
+    assert first.startswith(f"run {rid}: dram×2: "), first
+    assert first.endswith(", default, roofs: datasheet (A10G))"), first
