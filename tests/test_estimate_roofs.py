@@ -161,6 +161,20 @@ def test_fp32_model_keeps_the_fp32_roof(tmp_path: Path) -> None:
         assert r["peak_reason"] is None and r["attainable_flops_per_s"] is not None
 
 
+def test_fp64_model_takes_the_fp64_tensor_roof_where_there_is_one(tmp_path: Path) -> None:
+    """A float64 model on an H100 is judged against FP64 Tensor Cores (67 TFLOP/s on the datasheet, where cuBLAS
+    runs DGEMM), not the 34 TFLOP/s FP64 pipe that would flag its GEMMs above the roof (found in review); on the
+    RTX 4060 Ti, whose datasheet rows have neither, the reason names both."""
+    store = _publish(tmp_path / "h100", "float64", H100)
+    peak = _peaks(H100[2])
+    assert peak["TENSOR FP64"] == 67e12 and peak["FP64"] == 34e12
+    for r in _layers(store).values():
+        assert (r["precision"], r["peak_ceiling"], r["peak_flops_per_s"]) == ("fp64", "TENSOR FP64", 67e12)
+    other = _publish(tmp_path / "ada", "float64", RTX4060TI)
+    for r in _layers(other).values():
+        assert r["peak_flops_per_s"] is None and "no TENSOR FP64 or FP64 ceiling" in r["peak_reason"]
+
+
 @pytest.mark.parametrize(
     ("gpu", "precision", "reason"),
     [

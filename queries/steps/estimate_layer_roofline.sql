@@ -168,6 +168,8 @@ lc AS (
         CASE WHEN dtype_precision IN ('fp16', 'bf16', 'fp8') AND tensor_cores IS NOT false THEN 'tensor'
             ELSE dtype_precision END AS precision,
         CASE
+            -- FP64 Tensor Cores (A100, H100, ...: cuBLAS runs DGEMM on them) where the roofs have that ceiling
+            WHEN dtype_precision = 'fp64' AND tensor_cores IS true THEN ['TENSOR FP64', 'FP64']
             WHEN dtype_precision IN ('fp64', 'fp32') OR tensor_cores IS false THEN [upper(dtype_precision)]
             ELSE ['TENSOR ' || upper(dtype_precision) || '→FP32', 'TENSOR ' || upper(dtype_precision),
                 upper(dtype_precision)]
