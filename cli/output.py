@@ -205,7 +205,8 @@ def render_rows(rows: Rows) -> str:
     for i, t in enumerate(rows.types):
         col = [r[i] for r in rows.rows]
         if str(t) == TIMESTAMPTZ and zone is not None:
-            col = [None if v is None else v.replace(tzinfo=zone) for v in col]
+            # a local time Python's datetime cannot hold (year 0, year 10000) comes from DuckDB as its text
+            col = [v.replace(tzinfo=zone) if isinstance(v, datetime.datetime) else v for v in col]
         columns.append(_duck_maps(col, t))
     return _grid(list(rows.names), columns)
 

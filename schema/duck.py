@@ -213,14 +213,19 @@ def _folded(rows: list[tuple[Any, ...]], stamps: list[int], n: int, zone: str) -
         row = list(r[:n])
         for k, i in enumerate(stamps):
             us = r[n + k]
-            if (
-                row[i] is not None
-                and us is not None
-                and (utc + datetime.timedelta(microseconds=us)).astimezone(tz).fold
-            ):
+            if row[i] is not None and us is not None and _fold(utc, us, tz):
                 row[i] = row[i].replace(fold=1)
         out.append(tuple(row))
     return out
+
+
+def _fold(utc: datetime.datetime, us: int, tz: Any) -> int:
+    """The fold of the instant ``us`` microseconds after ``utc`` in zone ``tz``; 0 for an instant whose local
+    time Python's datetime cannot hold (year 1 west of Greenwich, year 9999 east: never a repeated hour)."""
+    try:
+        return (utc + datetime.timedelta(microseconds=us)).astimezone(tz).fold
+    except OverflowError:
+        return 0
 
 
 def _zone(con: Any) -> str:
@@ -260,6 +265,10 @@ PYLIST_SCALARS = frozenset(
 PYLIST_EPOCH = frozenset({"timestamp", TIMESTAMPTZ.lower()})
 _EPOCH = datetime.datetime(1970, 1, 1)
 _INFINITE = "a {t} value is infinite: JSON has no text for it (CAST it AS VARCHAR)"
+_OUT_OF_RANGE = (
+    "a time stamp is out of the range of Python's datetime in time zone {zone} (before year 1 or after year 9999 "
+    "there): JSON has no text for it (CAST it AS VARCHAR)"
+)
 
 
 def _pylist_type(t: Any, top: bool = False) -> bool:
@@ -306,7 +315,8 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
     ``rows`` equal the values of ``fetch_arrow(con, sql, params).to_pylist()`` (maps as lists of (key, value)
     pairs, TIMESTAMPTZ as aware datetimes in the connection's zone), without importing pyarrow (``rl sql -f
     json``: issue 14); else the same statement's result as a ``pyarrow.Table`` (:func:`fetch_arrow`). Raises
-    ``duckdb.Error`` (for an infinite TIMESTAMP[TZ] value too: pyarrow fails on it with ``OverflowError``)."""
+    ``duckdb.Error`` (for an infinite TIMESTAMP[TZ] value too: pyarrow fails on it with ``OverflowError``), and
+    :class:`~rooflake.schema.QueryError` for a time stamp whose local time Python's datetime cannot hold."""
     rel = con.sql(sql, params=params or None)
     if rel is None:
         return Rows((), (), [])
@@ -333,7 +343,12 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
         # a zone Python's zoneinfo lacks (pyarrow has its own): the statement again, through Arrow
         return fetch_arrow(con, sql, params)
     if convert:
-        rows = [tuple(convert[i](v) if i in convert else v for i, v in enumerate(r)) for r in rows]
+        try:
+            rows = [tuple(convert[i](v) if i in convert else v for i, v in enumerate(r)) for r in rows]
+        except OverflowError:
+            from rooflake.schema.errors import QueryError
+
+            raise QueryError(_OUT_OF_RANGE.format(zone=zone or "UTC")) from None
     return Rows(names, types, rows)
 
 

@@ -238,3 +238,24 @@ def test_the_terminal_table_shows_a_repeated_hour_in_its_own_zone() -> None:
     con.execute("SET TimeZone = 'Etc/UTC'")
     table = render_rows(fetch_rows(con, sql))
     assert "2024-11-03 05:30:00 UTC" in table and "2024-11-03 06:30:00 UTC" in table, table
+
+
+def test_a_time_stamp_python_cannot_hold_in_the_zone_is_an_error_or_its_text() -> None:
+    """Year 1 UTC is year 0 in New York, which Python's datetime cannot hold: `-f json` (here and on pyarrow's
+    path alike) raised OverflowError; now one QueryError, which the CLI prints as one Error line. The terminal table
+    shows DuckDB's own text for it and the other column as before (it raised OverflowError too: found in review)."""
+    from rooflake.cli.output import render_rows
+    from rooflake.schema import QueryError
+    from rooflake.schema.duck import fetch_rows
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'America/New_York'")
+    sql = "SELECT TIMESTAMPTZ '0001-01-01 00:00:00+00' AS t, TIMESTAMPTZ '2020-01-01 00:00:00+00' AS u"
+    with pytest.raises(OverflowError):
+        fetch_arrow(con, sql).to_pylist()
+    with pytest.raises(
+        QueryError, match="out of the range of Python's datetime in time zone America/New_York"
+    ):
+        fetch_pylist(con, sql)
+    table = render_rows(fetch_rows(con, sql))
+    assert "0001-12-31 (BC) 19:03:58" in table and "2019-12-31 19:00:00 EST" in table, table
