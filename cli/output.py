@@ -298,9 +298,33 @@ def _json(table: pa.Table | Rows) -> bytes:
             dict(zip(table.names, r, strict=True)) for r in table.rows
         ]  # a repeated name: its last value
     else:
-        records = table.to_pylist()
+        records = _ns_as_text(table).to_pylist()
     rows = [{k: _plain(v) for k, v in r.items()} for r in records]
     return (json.dumps(rows, indent=None, default=str) + "\n").encode()
+
+
+def _text_type(t: Any) -> Any:
+    """Arrow type ``t`` with every nanosecond time stamp (also inside lists and structs) as a string."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return pa.string()
+    if pa.types.is_list(t):
+        f = t.value_field
+        return pa.list_(pa.field(f.name, _text_type(f.type), f.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _text_type(f.type), f.nullable) for f in t])
+    return t
+
+
+def _ns_as_text(table: pa.Table) -> pa.Table:
+    """``table`` with its nanosecond time stamps (TIMESTAMP_NS) as Arrow's text of them, all nine digits
+    (``2024-03-10 12:34:56.123456789``): Python's datetime holds microseconds, and pyarrow's ``to_pylist`` raises
+    ValueError for them unless pandas is installed (then JSON had pandas' text): the same text in every install."""
+    import pyarrow as pa
+
+    schema = pa.schema([f.with_type(_text_type(f.type)) for f in table.schema])
+    return table if schema.equals(table.schema) else table.cast(schema)
 
 
 def _parquet(table: pa.Table) -> bytes:

@@ -259,3 +259,22 @@ def test_a_time_stamp_python_cannot_hold_in_the_zone_is_an_error_or_its_text() -
         fetch_pylist(con, sql)
     table = render_rows(fetch_rows(con, sql))
     assert "0001-12-31 (BC) 19:03:58" in table and "2019-12-31 19:00:00 EST" in table, table
+
+
+def test_nanosecond_time_stamps_are_their_text_in_json(fixture_store: Path) -> None:
+    """Python's datetime holds microseconds: pyarrow's to_pylist raises ValueError for TIMESTAMP_NS unless pandas
+    is installed (CI's fresh venv has none: a traceback); `-f json` gives Arrow's text, all nine digits, in every
+    install, inside lists too."""
+    sql = (
+        "SELECT '2024-03-10 12:34:56.123456789'::TIMESTAMP_NS AS t, '2024-03-10 12:34:56'::TIMESTAMP_NS AS z, "
+        "['2024-03-10 12:34:56.1'::TIMESTAMP_NS] AS l"
+    )
+    r = CliRunner().invoke(app, ["sql", sql, "--store", str(fixture_store), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == [
+        {
+            "t": "2024-03-10 12:34:56.123456789",
+            "z": "2024-03-10 12:34:56.000000000",
+            "l": ["2024-03-10 12:34:56.100000000"],
+        }
+    ]
