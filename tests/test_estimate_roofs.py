@@ -12,10 +12,16 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from test_layer_views_gpu_estimates import EST, KERNEL_NS, MODEL, NSYS, _ranges, _table
-from typer.testing import CliRunner
+from test_layer_views_gpu_estimates import (
+    EST,
+    KERNEL_NS,
+    MODEL,
+    NSYS,
+    _ranges,
+    _table,
+    roofline_with_estimates,
+)
 
-from rooflake.cli import app
 from rooflake.schema import ESTIMATES, KERNELS, RANGES, RUNS
 from rooflake.schema import datasheets as ds
 from rooflake.store import Store
@@ -75,22 +81,7 @@ def _peaks(gpu: str) -> dict[str, float]:
     return {r["ceiling"]: r["value"] for r in ds.ceilings().to_pylist() if r["gpu"] == gpu}
 
 
-def _cli(store: str, *extra: str) -> Any:
-    args = [
-        "roofline",
-        NSYS,
-        "--by",
-        "layer",
-        "-d",
-        "2",
-        "--with",
-        EST,
-        "-o",
-        f"{store}/r.html",
-        "--store",
-        store,
-    ]
-    return CliRunner().invoke(app, [*args, *extra])
+_cli = roofline_with_estimates
 
 
 def _layers(store: str) -> dict[str, dict[str, Any]]:

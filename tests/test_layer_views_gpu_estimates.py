@@ -123,26 +123,30 @@ def _peaks() -> dict[str, float]:
     return {r["ceiling"]: r["value"] for r in ds.ceilings().to_pylist() if r["gpu"] == "H100 SXM5"}
 
 
+def roofline_with_estimates(store: str, *extra: str) -> Any:
+    """`rl roofline NSYS --by layer -d 2 --with EST -o STORE/r.html --store STORE [extra]` (tests/test_estimate_roofs
+    takes it too)."""
+    args = [
+        "roofline",
+        NSYS,
+        "--by",
+        "layer",
+        "-d",
+        "2",
+        "--with",
+        EST,
+        "-o",
+        f"{store}/r.html",
+        "--store",
+        store,
+    ]
+    return CliRunner().invoke(app, [*args, *extra])
+
+
 def test_nsys_gpu_layers_take_kernel_time_and_modelled_work(store: str) -> None:
     from rooflake.views.roofline import estimate_roofline
 
-    out = CliRunner().invoke(
-        app,
-        [
-            "roofline",
-            NSYS,
-            "--by",
-            "layer",
-            "-d",
-            "2",
-            "--with",
-            EST,
-            "-o",
-            f"{store}/r.html",
-            "--store",
-            store,
-        ],
-    )
+    out = roofline_with_estimates(store)
     assert out.exit_code == 0, out.output
     assert "time measured (nsys, GPU kernel time), FLOPs and bytes modelled (rl estimate e2e2" in out.output
     assert "ceilings datasheet (NVIDIA H100 80GB HBM3)" in out.output
