@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from rooflake.queries import connect, fetch
-from rooflake.schema.duck import TIMESTAMPTZ
+from rooflake.schema.duck import Rows
 
 
 def run_info(con: Any, run_id: str) -> dict[str, Any]:
     """The ``runs`` row of ``run_id`` (a full id) as a dict, on cursor ``con`` (from :func:`rooflake.queries.connect`):
     every column of the ``runs`` table (``source_path``, ``gpu_name``, ``labels`` as (key, value) pairs, ...)."""
-    # DuckDB's own values, shaped as pyarrow's to_pylist() gives them: a TIMESTAMPTZ through pyarrow imports pandas
-    # (+0.4 s CPU of every rl roofline; issue 14)
-    got = fetch(con, "run_info", {"run_id": run_id}, as_rows=True)
-    row = dict(zip(got.names, got.rows[0], strict=True))
-    for name, t in zip(got.names, got.types, strict=True):
-        if row[name] is None:
-            continue
-        if str(t) == TIMESTAMPTZ:  # naive, in the connection's zone (Rows.zone): aware, as pyarrow gives it
-            row[name] = row[name].replace(tzinfo=ZoneInfo(got.zone))
-        elif str(t).startswith("MAP("):  # pyarrow: a map as (key, value) pairs
-            row[name] = list(row[name].items())
-    return row
+    # DuckDB's own values, as pyarrow's to_pylist() gives them (fetch_pylist): a TIMESTAMPTZ through pyarrow
+    # imports pandas (+0.4 s CPU of every rl roofline; issue 14)
+    got = fetch(con, "run_info", {"run_id": run_id}, as_pylist=True)
+    if not isinstance(got, Rows):  # a type fetch_pylist leaves to Arrow
+        return dict(got.to_pylist()[0])
+    return dict(zip(got.names, got.rows[0], strict=True))
 
 
 def run_list(store: Any, *, as_rows: bool = False) -> Any:
