@@ -323,7 +323,11 @@ def sweep_roofs(
     con = connect(store)
     own = fetch(con, "run_ceilings", filters={"run_id": run_ids})
     columns = own.column_names
-    on_report = set(own.filter(pc.greater(own.column("value"), 0)).column("run_id").to_pylist())
+    # in Python, as _present: pyarrow converting the 0 of pc.greater imports pandas (issue 14)
+    values = own.column("value").to_pylist()
+    on_report = {
+        r for r, v in zip(own.column("run_id").to_pylist(), values, strict=True) if v is not None and v > 0
+    }
     asked = [r for r in run_ids if r not in on_report] if ceilings == "default" else list(run_ids)
     roofs = {r: run_roofs(store, r, ceilings) for r in asked}
     chosen = [x.tables["run_roofs"] for x in roofs.values() if x.tables]
