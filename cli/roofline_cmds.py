@@ -111,8 +111,8 @@ def _draw(
 
     v = roofline(
         Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
-        ceilings=ceiling_choice(ceilings),
-    )  # fmt: skip
+        ceilings=ceiling_choice(ceilings), as_rows=True,
+    )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = roofline_title(v.run, v.run_id, v.grain, depth)
     title += f" · {v.provenance}" if v.provenance else ""
     chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)

@@ -1,18 +1,22 @@
 """The tables a chart takes: types, column checks and normalisation, and rows for Vega-Lite datasets.
 
 Charts take rows of the store's queries (``kernel_roofline``, ``run_ceilings``, ``time_roofline``, ``trajectory``)
-as pyarrow.Table or polars.DataFrame; these helpers turn them into polars frames with every column a chart reads
+as pyarrow.Table, polars.DataFrame or :class:`rooflake.schema.duck.Rows` (DuckDB's own Python values, which need no
+pyarrow: ``rl roofline RUN -o x.png``, issue 14); these helpers turn them into polars frames with every column a chart reads
 (absent optional columns as nulls, float NaN as null), so the charts never special-case a missing column.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
-import pyarrow as pa
 
 from rooflake.render.marks import LEVEL_ORDER
+from rooflake.schema.duck import Rows
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "CEILING_OPTIONAL",
@@ -28,7 +32,7 @@ __all__ = [
     "values",
 ]
 
-Table: TypeAlias = pa.Table | pl.DataFrame
+Table: TypeAlias = "pa.Table | pl.DataFrame | Rows"
 
 #: Columns of ``kernel_roofline`` that :func:`rooflake.render.roofline_chart` needs.
 POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
@@ -66,11 +70,16 @@ CEILING_OPTIONAL: dict[str, pl.DataType] = {
 
 
 def frame(table: Any, what: str) -> pl.DataFrame:
-    """``table`` (pyarrow.Table, RecordBatch(Reader) or polars.DataFrame) as a polars DataFrame.
+    """``table`` (pyarrow.Table, RecordBatch(Reader), polars.DataFrame or :class:`Rows`) as a polars DataFrame;
+    :class:`Rows` give the frame that the same query's Arrow table gives (:func:`rows_frame`).
 
     Raises ``TypeError`` (naming ``what``) for any other type."""
     if isinstance(table, pl.DataFrame):
         return table
+    if isinstance(table, Rows):
+        return rows_frame(table, what)
+    import pyarrow as pa
+
     if isinstance(table, pa.RecordBatchReader):  # DuckDB 2's relation.arrow()
         table = table.read_all()
     elif isinstance(table, pa.RecordBatch):
@@ -80,6 +89,41 @@ def frame(table: Any, what: str) -> pl.DataFrame:
         assert isinstance(out, pl.DataFrame)  # a Table always converts to a DataFrame
         return out
     raise TypeError(f"{what}: expected a pyarrow.Table or polars.DataFrame, got {type(table).__name__}")
+
+
+#: DuckDB's types (``str()`` of a :class:`Rows` type) -> the polars type their Arrow column becomes
+_POLARS_OF_DUCKDB: dict[str, pl.DataType] = {
+    "VARCHAR": pl.String(),
+    "BIGINT": pl.Int64(),
+    "INTEGER": pl.Int32(),
+    "SMALLINT": pl.Int16(),
+    "TINYINT": pl.Int8(),
+    "UBIGINT": pl.UInt64(),
+    "UINTEGER": pl.UInt32(),
+    "DOUBLE": pl.Float64(),
+    "FLOAT": pl.Float32(),
+    "BOOLEAN": pl.Boolean(),
+}
+
+
+def _polars_type(duck: str, what: str) -> pl.DataType:
+    """The polars type of a DuckDB column of type ``duck`` (lists of these too: ``VARCHAR[]``)."""
+    if duck.endswith("[]"):
+        return pl.List(_polars_type(duck[:-2], what))
+    if duck not in _POLARS_OF_DUCKDB:
+        raise TypeError(
+            f"{what}: a column of DuckDB type {duck} has no polars type here (pass an Arrow table)"
+        )
+    return _POLARS_OF_DUCKDB[duck]
+
+
+def rows_frame(rows: Rows, what: str = "rows") -> pl.DataFrame:
+    """:class:`Rows` (DuckDB's Python values: ``fetch(..., as_pylist=True)``) as the polars DataFrame that
+    ``pl.from_arrow`` gives of the same result as Arrow: same columns, order, types and values (NaN kept).
+
+    Raises ``TypeError`` (naming ``what``) for a column type outside :data:`_POLARS_OF_DUCKDB` and its lists."""
+    schema = [(n, _polars_type(str(t), what)) for n, t in zip(rows.names, rows.types, strict=True)]
+    return pl.DataFrame(rows.rows, schema=schema, orient="row")
 
 
 def conform(

@@ -10,7 +10,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
-from rooflake.views.ceilings import run_roofs
+from rooflake.schema.duck import Rows
 from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs
 from rooflake.views.runs import run_info
 
@@ -33,6 +33,8 @@ class Roofline:
       levels_without_roof, above_roof, flags.
     - ``ceilings``: the roofs' rows (run_id, machine_key, ceiling, kind, value in byte/s or FLOP/s, ..., source,
       source_label, overlay: :func:`rooflake.views.ceilings.run_roofs`) for the run that holds the counters.
+    - ``points`` and ``ceilings`` are pyarrow Tables, or with ``roofline(..., as_rows=True)`` on a run drawn
+      against its own report peaks :class:`rooflake.schema.duck.Rows` of the same columns and values.
     - ``matched``: for layers of an nsys run with ``with_run``, the :class:`RunMatch` that lent the counters.
     - ``provenance``: for layers timed by nsys with an ``rl estimate`` run (:func:`estimate_roofline`), which numbers
       are measured and which modelled (``"time measured (nsys, ...), FLOPs and bytes modelled (rl estimate ID)"``).
@@ -57,6 +59,7 @@ def roofline(
     depth: int = 1,
     with_run: str | None = None,
     ceilings: str = "default",
+    as_rows: bool = False,
 ) -> Roofline:
     """The roofline of ``run_id`` (a unique prefix; None = the latest run) per kernel, or per NVTX layer at
     ``depth`` with ``grain='layer'`` (with ``with_run``: an nsys run whose layers take the FLOPs/bytes of ncu run
@@ -72,6 +75,9 @@ def roofline(
     against that source's roofs (``all``: the default source's; the others are drawn beside it), and ``ceilings``
     holds its rows (run_ceilings' columns plus source_label and overlay). A source without ceilings for the run's
     machine raises :class:`RooflineDataError`.
+
+    ``as_rows``: per kernel on the run's own report peaks (``ceilings`` default or report), ``points`` and
+    ``ceilings`` are :class:`rooflake.schema.duck.Rows` of the same values, read without pyarrow (issue 14).
     """
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r} (choose one of: {', '.join(LEVELS)})")
@@ -86,6 +92,12 @@ def roofline(
         return _layer_roofline(store, run_id, depth, with_run, level, ceilings)
     con = connect(store)
     run = run_info(con, run_id)
+    if as_rows and ceilings in ("default", "report"):
+        own = _own_roofline(con, run, run_id, level, depth)
+        if own is not None:
+            return own
+    from rooflake.views.ceilings import run_roofs  # pyarrow: only where the rows path does not apply
+
     roofs = run_roofs(store, run_id, ceilings, info=run)
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, tables=roofs.tables)
     levels = ["l1", "l2", "dram"] if level == "all" else [level]
@@ -97,6 +109,30 @@ def roofline(
             f"{missing or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
         )
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
+
+
+def _own_roofline(con: Any, run: dict[str, Any], run_id: str, level: str, depth: int) -> Roofline | None:
+    """The kernel roofline of ``run_id`` against its own report peaks as :class:`rooflake.schema.duck.Rows`
+    (:func:`roofline`'s ``as_rows``); None when the run has no report peak or no point with counters (the Arrow
+    path then picks its roofs or raises)."""
+    roofs = fetch(con, "own_run_ceilings", {"run_id": run_id}, as_pylist=True)
+    if not isinstance(roofs, Rows):  # a type DuckDB's values do not give as Arrow does: the Arrow path
+        return None
+    value = roofs.names.index("value")
+    if not any(r[value] is not None and r[value] > 0 for r in roofs.rows):  # as run_roofs' _present
+        return None
+    points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, as_pylist=True)
+    levels = ["l1", "l2", "dram"] if level == "all" else [level]
+    if not isinstance(points, Rows) or not _rows_have_counters(points, levels):
+        return None
+    return Roofline(run_id, run, "kernel", depth, points, roofs)
+
+
+def _rows_have_counters(points: Any, levels: list[str]) -> bool:
+    """:func:`_has_counters` of :class:`rooflake.schema.duck.Rows`: some row has FLOPs and bytes at a level."""
+    flops = points.names.index("flops")
+    at = [points.names.index(f"bytes_{lv}") for lv in levels]
+    return any(r[flops] is not None and any(r[i] is not None for i in at) for r in points.rows)
 
 
 def _bytes(levels: list[str]) -> list[str]:
@@ -118,6 +154,8 @@ def _has_counters(points: Any, levels: list[str]) -> bool:
 def _layer_roofline(
     store: Any, run_id: str, depth: int, with_run: str | None, level: str = "dram", ceilings: str = "default"
 ) -> Roofline:
+    from rooflake.views.ceilings import run_roofs
+
     con = connect(store)
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         return estimate_roofline(store, run_id, with_run, depth=depth, level=level, ceilings=ceilings)

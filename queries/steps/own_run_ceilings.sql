@@ -1,0 +1,32 @@
+-- own_run_ceilings: the run's own report peaks as the roofs of its roofline, in source_run_ceilings' shape: the rows
+-- source_run_ceilings gives for $sources = ['ncu-report'], $primary = 'ncu-report' and no machine rows (ncu's
+-- peak_sustained x the unit clock, medians over the launches; run_ceilings), read from the store itself rather than
+-- from rows the caller gives, so that `rl roofline RUN` on its own peaks needs no Arrow table (issue 14). The
+-- machine's sources (measured, ert, ert-spec, datasheet) are left out, as there; a run without report peaks has no
+-- row with a value > 0, and its roofs come from source_run_ceilings.
+-- Parameters: $run_id.
+-- Columns:
+--   run_id                    run the roofs are drawn for
+--   machine_key               gpu|cc|sm clock of the first kernel
+--   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the report names it)
+--   kind                      bandwidth | compute
+--   value                     byte/s or FLOP/s, median over the launches with a valid peak
+--   value_min                 same unit, lowest valid peak of the run's launches
+--   value_max                 same unit, highest
+--   clock_hz                  Hz, median profiled clock of the unit the peak holds at
+--   unit                      byte/s | FLOP/s
+--   formula                   metric names used
+--   source                    the report's source (ncu-report)
+--   n_kernels                 launches with a valid peak
+--   n_invalid                 launches whose peak is NaN or 0
+--   source_label              the source as a legend names it, with the clock in GHz where it is known (as
+--                             source_run_ceilings writes it)
+--   overlay                   false: every row is of the source the points are against
+SELECT
+    run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
+    n_kernels, n_invalid,
+    CASE WHEN clock_hz > 0 THEN printf('%s, %.2f GHz', source, clock_hz / 1e9) ELSE source END AS source_label,
+    false AS overlay
+FROM run_ceilings
+WHERE run_id = $run_id AND source NOT IN ('measured', 'ert', 'ert-spec', 'datasheet')
+ORDER BY list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source), kind, ceiling
