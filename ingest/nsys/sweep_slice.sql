@@ -4,15 +4,39 @@
 -- Parameters: $t_lo, $t_hi (ns): the slice's events are those at t_lo <= t < t_hi.
 -- Columns: none (statements only).
 
--- the slice's events in stack order, with seq (position in the lane) and the open depth after each (level =
--- running sum of kind)
+-- each lane's marker: a row sorted first in the lane whose delta makes the running sum over all lanes (lanes one
+-- after another) restart at the lane's level before the slice: its level minus the previous lane's level after it
+CREATE OR REPLACE TEMP TABLE lane_marks AS
+SELECT s.lane,
+       s.level - coalesce(lag(s.level + coalesce(n.net, 0)) OVER (ORDER BY s.lane), 0) AS delta
+FROM lane_state AS s
+LEFT JOIN (SELECT lane, sum(kind) AS net FROM lane_events WHERE t >= $t_lo AND t < $t_hi GROUP BY lane) AS n
+    USING (lane);
+
+-- the slice's events in stack order (lane by lane), with seq (position after every earlier slice's events: it
+-- grows along each lane) and the lane's open depth after each (level = running sum of kind, from the lane's
+-- marker). One sort of the slice, then a streaming window in that order (a window partitioned by lane sorted and
+-- windowed each lane apart: ~0.65 against ~0.45 CPU s per slice of 1.8M events). The streaming window runs on one
+-- thread in its input's order; insertion order is kept for this statement so that the sorted rows reach it in order.
+SET preserve_insertion_order = true;
+
 CREATE OR REPLACE TEMP TABLE ev AS
-SELECT e.lane, e.kind, e.ref, e.t, e.e,
-       s.seq + row_number() OVER w AS seq,
-       (s.level + sum(e.kind) OVER (w ROWS UNBOUNDED PRECEDING))::INTEGER AS level
-FROM lane_events AS e JOIN lane_state AS s USING (lane)
-WHERE e.t >= $t_lo AND e.t < $t_hi
-WINDOW w AS (PARTITION BY e.lane ORDER BY e.t, e.ord, e.sub, e.ref * e.kind);
+SELECT lane, kind, ref, t, e, (SELECT coalesce(max(seq), 0) FROM lane_state) + rn AS seq, level::INTEGER AS level
+FROM (
+    SELECT x.*, row_number() OVER () AS rn, sum(x.delta) OVER (ROWS UNBOUNDED PRECEDING) AS level
+    FROM (
+        SELECT lane, kind, ref, t, e, kind::INTEGER AS delta, t AS t_sort, ord, sub, ref * kind AS tie
+        FROM lane_events
+        WHERE t >= $t_lo AND t < $t_hi
+        UNION ALL
+        SELECT lane, NULL, NULL, NULL, NULL, delta, -9223372036854775808, -1, 0, 0 FROM lane_marks
+        ORDER BY lane, t_sort, ord, sub, tie
+    ) AS x
+)
+WHERE kind IS NOT NULL;
+
+-- (the reader's setting again: nsys_sqlite.connect)
+SET preserve_insertion_order = false;
 
 -- for a push: its parent (latest push one level up); for a launch: the innermost open range of the lane
 CREATE OR REPLACE TEMP TABLE ev_up AS
@@ -48,3 +72,4 @@ LEFT JOIN (SELECT lane, arg_max(level, seq) AS level, max(seq) AS seq FROM ev GR
 -- memory limit from the next slice's sort at 1.2M kernels, which then spilled)
 DROP TABLE ev;
 DROP TABLE ev_up;
+DROP TABLE lane_marks;
