@@ -105,7 +105,8 @@ def _draw(
     engine.start_for(
         out
     )  # vl-convert's engine warms up (outside the GIL) while the rest is imported and queried
-    from rooflake.render import roofline_chart, save_chart, zero_flop_table
+    from rooflake.render import zero_flop_table
+    from rooflake.render.roofline import save_roofline
     from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
@@ -115,9 +116,10 @@ def _draw(
     )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = roofline_title(v.run, v.run_id, v.grain, depth)
     title += f" · {v.provenance}" if v.provenance else ""
-    chart = roofline_chart(v.points, v.ceilings, level=level.value, precision=precision.value, title=title)
     zero = zero_flop_table(v.points)
-    save_chart(chart, out, below=zero)
+    save_roofline(
+        v.points, v.ceilings, out, below=zero, level=level.value, precision=precision.value, title=title
+    )
     if v.provenance:  # time measured, work modelled: the numbers beside the chart
         from rooflake.cli.common import Fmt, emit
 

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
+if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (issue 14)
+    import altair as alt
 
 __all__ = [
     "AI_RANGE",
     "LogAxis",
     "ai_x",
+    "ai_x_spec",
     "decades",
     "flops_y",
+    "flops_y_spec",
     "half_decade_range",
     "padded_range",
     "roofline_ai_range",
@@ -97,6 +100,8 @@ def slope_angle(x: tuple[float, float], y: tuple[float, float], width: int, heig
 
 def ai_x(level_text: str, lo: float, hi: float, field: str = "ai") -> alt.X:
     """The x encoding of a roofline: arithmetic intensity at ``level_text`` (FLOP/byte), log, ticks per decade."""
+    import altair as alt
+
     return alt.X(
         f"{field}:Q",
         scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
@@ -110,11 +115,38 @@ def ai_x(level_text: str, lo: float, hi: float, field: str = "ai") -> alt.X:
 
 def flops_y(field: str, lo: float, hi: float) -> alt.Y:
     """The y encoding of a roofline: performance (FLOP/s) of ``field``, log, SI ticks per decade."""
+    import altair as alt
+
     return alt.Y(
         f"{field}:Q",
         scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
         axis=alt.Axis(title="Performance (FLOP/s)", format="~s", values=decades(lo, hi)),
     )
+
+
+def ai_x_spec(level_text: str, lo: float, hi: float, field: str = "ai") -> dict[str, Any]:
+    """:func:`ai_x` as the Vega-Lite dict Altair's ``to_dict`` gives of it (same keys, same order), without Altair
+    (tests/test_png_spec.py checks them equal)."""
+    return {
+        "axis": {
+            "labelExpr": _AI_LABELS,
+            "title": f"Arithmetic intensity at {level_text} (FLOP/byte)",
+            "values": decades(lo, hi),
+        },
+        "field": field,
+        "scale": {"domain": [lo, hi], "nice": False, "type": "log"},
+        "type": "quantitative",
+    }
+
+
+def flops_y_spec(field: str, lo: float, hi: float) -> dict[str, Any]:
+    """:func:`flops_y` as the Vega-Lite dict Altair's ``to_dict`` gives of it, without Altair."""
+    return {
+        "axis": {"format": "~s", "title": "Performance (FLOP/s)", "values": decades(lo, hi)},
+        "field": field,
+        "scale": {"domain": [lo, hi], "nice": False, "type": "log"},
+        "type": "quantitative",
+    }
 
 
 @dataclass(frozen=True)
@@ -126,6 +158,8 @@ class LogAxis:
 
     def parts(self) -> dict[str, Any]:
         """The ``scale`` and ``axis`` of an encoding on this axis."""
+        import altair as alt
+
         return {
             "scale": alt.Scale(type="log", domain=list(self.dom), nice=False),
             "axis": alt.Axis(title=self.title, format="~s", values=decades(*self.dom), grid=True),
@@ -133,8 +167,12 @@ class LogAxis:
 
     def x(self, field: str) -> alt.X:
         """The x encoding of ``field`` (quantitative) on this axis."""
+        import altair as alt
+
         return alt.X(f"{field}:Q", **self.parts())
 
     def y(self, field: str) -> alt.Y:
         """The y encoding of ``field`` (quantitative) on this axis."""
+        import altair as alt
+
         return alt.Y(f"{field}:Q", **self.parts())

@@ -7,9 +7,10 @@ with that level's marker, a compute bound (any pipe or Tensor-Core roof) with a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
+if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (issue 14)
+    import altair as alt
 
 __all__ = [
     "BOUND_SHAPE_COMPUTE",
@@ -24,7 +25,9 @@ __all__ = [
     "bound_order",
     "bound_shape",
     "flag_outline",
+    "flag_outline_spec",
     "level_shape",
+    "level_shape_spec",
     "level_styles_text",
 ]
 
@@ -53,6 +56,8 @@ FLAG_STROKE = "#e31a1c"
 def flag_outline() -> dict[str, Any]:
     """Point encodings that outline flagged points in red (rows with a boolean ``flagged`` column: above their
     roof, below their time bound, or flagged at ingest), the others in a thin white line. Every chart uses this."""
+    import altair as alt
+
     return {
         "stroke": alt.StrokeValue("white", condition={"test": "datum.flagged", "value": FLAG_STROKE}),
         "strokeWidth": alt.StrokeWidthValue(0.7, condition={"test": "datum.flagged", "value": 2.5}),
@@ -61,6 +66,8 @@ def flag_outline() -> dict[str, Any]:
 
 def level_shape(*, legend: alt.Legend | None = None) -> alt.Shape:
     """The ``shape`` encoding of a ``level`` column holding chart names (L1, L2, DRAM): :data:`LEVEL_SHAPE`."""
+    import altair as alt
+
     extra: dict[str, Any] = {} if legend is None else {"legend": legend}
     return alt.Shape(
         "level:N",
@@ -68,6 +75,28 @@ def level_shape(*, legend: alt.Legend | None = None) -> alt.Shape:
         scale=alt.Scale(domain=list(LEVEL_SHAPE), range=list(LEVEL_SHAPE.values())),
         **extra,
     )
+
+
+def flag_outline_spec() -> dict[str, Any]:
+    """:func:`flag_outline` as the Vega-Lite dicts Altair's ``to_dict`` gives of it (same keys, same order),
+    without Altair (tests/test_png_spec.py checks them equal)."""
+    flagged = "datum.flagged"
+    return {
+        "stroke": {"condition": {"test": flagged, "value": FLAG_STROKE}, "value": "white"},
+        "strokeWidth": {"condition": {"test": flagged, "value": 2.5}, "value": 0.7},
+    }
+
+
+def level_shape_spec(legend: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`level_shape` as the Vega-Lite dict Altair's ``to_dict`` gives of it, ``legend`` as a dict; without
+    Altair."""
+    return {
+        "field": "level",
+        **({} if legend is None else {"legend": legend}),
+        "scale": {"domain": list(LEVEL_SHAPE), "range": list(LEVEL_SHAPE.values())},
+        "title": "Level",
+        "type": "nominal",
+    }
 
 
 def level_styles_text() -> str:

@@ -23,65 +23,126 @@ the axes, roofs and markers shared with the other charts in :mod:`rooflake.rende
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-import altair as alt
 import polars as pl
 
-from rooflake.render.axes import ai_x, flops_y, roofline_ai_range, roofline_y_range
-from rooflake.render.compose import layer_chart
+from rooflake.render.axes import ai_x, ai_x_spec, flops_y, flops_y_spec, roofline_ai_range, roofline_y_range
 from rooflake.render.formats import share
 from rooflake.render.inputs import POINT_OPTIONAL, POINT_REQUIRED, Table, ceiling_rows, conform, frame, values
-from rooflake.render.marks import LEVEL_LABEL, LEVEL_ORDER, LEVEL_SHAPE, flag_outline, level_shape
+from rooflake.render.marks import (
+    LEVEL_LABEL,
+    LEVEL_ORDER,
+    LEVEL_SHAPE,
+    flag_outline,
+    flag_outline_spec,
+    level_shape,
+    level_shape_spec,
+)
 from rooflake.render.roofs import (
     PRECISION_CEILINGS,
     ceiling_lines,
     ceiling_text,
+    layer_spec,
+    mark_spec,
     overlay_lines,
     overlay_roofs,
     pick_ceilings,
     point_roofs,
     roof_layers,
+    roof_layers_spec,
     split_overlay,
     wanted_compute,
 )
 from rooflake.render.tables import has_flops, kernel_keys, level_points, select_rows, zero_flop_table
 from rooflake.schema import RooflineDataError
 
-__all__ = ["LEVELS", "PRECISIONS", "roofline_chart"]
+if TYPE_CHECKING:  # Altair is imported where a chart object is built: roofline_spec needs none (issue 14)
+    import altair as alt
+
+__all__ = ["LEVELS", "PRECISIONS", "SCHEMA_URL", "roofline_chart", "roofline_spec", "save_roofline"]
 
 #: ``level`` arguments of :func:`roofline_chart` (``all`` draws the three levels at once).
 LEVELS = ("dram", "l2", "l1", "all")
 #: ``precision`` arguments of :func:`roofline_chart` (``all`` = each kernel's dominant precision).
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor", "all")
+#: What Altair puts into every spec it writes: ``alt.SCHEMA_URL`` of the installed Altair and its default theme's
+#: ``config`` (:func:`roofline_spec` writes them without importing Altair; tests/test_png_spec.py checks them).
+SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+THEME_CONFIG: dict[str, Any] = {"view": {"continuousWidth": 300, "continuousHeight": 300}}
 
 WIDTH, HEIGHT = 640, 420
 
+_TYPES = {"N": "nominal", "Q": "quantitative", "O": "ordinal"}
+#: tooltips as (field:type, title, d3 format or None)
 _ROOF_TOOLTIP = [
-    alt.Tooltip("label:N", title="ceiling"),
-    alt.Tooltip("formula:N", title="formula"),
-    alt.Tooltip("value_min:Q", title="min over launches", format=".3~s"),
-    alt.Tooltip("value_max:Q", title="max over launches", format=".3~s"),
-    alt.Tooltip("n_kernels:Q", title="launches with a valid peak"),
-    alt.Tooltip("n_invalid:Q", title="launches with NaN/0 peak"),
+    ("label:N", "ceiling", None),
+    ("formula:N", "formula", None),
+    ("value_min:Q", "min over launches", ".3~s"),
+    ("value_max:Q", "max over launches", ".3~s"),
+    ("n_kernels:Q", "launches with a valid peak", None),
+    ("n_invalid:Q", "launches with NaN/0 peak", None),
 ]
 _POINT_TOOLTIP = [
-    alt.Tooltip("name:N", title="kernel"),
-    alt.Tooltip("short_name:N", title="short name"),
-    alt.Tooltip("nvtx_path:N", title="NVTX"),
-    alt.Tooltip("precision:N", title="precision"),
-    alt.Tooltip("level:N", title="level"),
-    alt.Tooltip("ai:Q", title="AI (FLOP/byte)", format=".4~g"),
-    alt.Tooltip("achieved_flops_per_s:Q", title="achieved (FLOP/s)", format=".4~s"),
-    alt.Tooltip("attainable_level:Q", title="attainable at level (FLOP/s)", format=".4~s"),
-    alt.Tooltip("attainable_flops_per_s:Q", title="attainable (FLOP/s)", format=".4~s"),
-    alt.Tooltip("fraction_of_roof:Q", title="fraction of roof", format=".1%"),
-    alt.Tooltip("bound:N", title="bound"),
-    alt.Tooltip("duration_ns:Q", title="duration (ns)", format=",.0f"),
-    alt.Tooltip("flags:N", title="flags"),
-    alt.Tooltip("run_id:N", title="run"),
-    alt.Tooltip("kernel_id:Q", title="kernel id"),
+    ("name:N", "kernel", None),
+    ("short_name:N", "short name", None),
+    ("nvtx_path:N", "NVTX", None),
+    ("precision:N", "precision", None),
+    ("level:N", "level", None),
+    ("ai:Q", "AI (FLOP/byte)", ".4~g"),
+    ("achieved_flops_per_s:Q", "achieved (FLOP/s)", ".4~s"),
+    ("attainable_level:Q", "attainable at level (FLOP/s)", ".4~s"),
+    ("attainable_flops_per_s:Q", "attainable (FLOP/s)", ".4~s"),
+    ("fraction_of_roof:Q", "fraction of roof", ".1%"),
+    ("bound:N", "bound", None),
+    ("duration_ns:Q", "duration (ns)", ",.0f"),
+    ("flags:N", "flags", None),
+    ("run_id:N", "run", None),
+    ("kernel_id:Q", "kernel id", None),
 ]
+_ROOF_LEGEND: dict[str, Any] = {
+    "orient": "right",
+    "labelLimit": 320,
+    "symbolType": "stroke",
+    "symbolStrokeWidth": 2,
+}
+_KERNEL_LEGEND: dict[str, Any] = {"orient": "right", "labelLimit": 260, "symbolLimit": 20}
+_POINT_MARK: dict[str, Any] = {"filled": True, "size": 110, "opacity": 0.9, "shape": "circle"}
+_LINK_MARK: dict[str, Any] = {"strokeWidth": 1, "opacity": 0.5, "color": "#888888"}
+_RESOLVE = {"color": "independent", "shape": "independent", "strokeDash": "independent"}
+
+
+def _tooltips(tips: list[tuple[str, str, str | None]]) -> list[alt.Tooltip]:
+    import altair as alt
+
+    return [alt.Tooltip(f, title=t, format=fmt or alt.Undefined) for f, t, fmt in tips]
+
+
+def _tooltips_spec(tips: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+    """:func:`_tooltips` as the dicts Altair's ``to_dict`` gives of them (keys in name order)."""
+    out = []
+    for f, t, fmt in tips:
+        field, kind = f.rsplit(":", 1)
+        out.append({"field": field, **({"format": fmt} if fmt else {}), "title": t, "type": _TYPES[kind]})
+    return out
+
+
+class _Drawing(NamedTuple):
+    """What a roofline chart draws, before it is an Altair chart or a dict: the points (``long``, one row per
+    kernel x level), the axes' ranges (FLOP/byte, FLOP/s), the roof lines and their labels, the title lines."""
+
+    long: pl.DataFrame
+    level_text: str
+    multi: bool
+    x: tuple[float, float]
+    y: tuple[float, float]
+    lines: pl.DataFrame
+    texts: pl.DataFrame
+    title: str
+    subtitle: list[str]
 
 
 def roofline_chart(
@@ -122,6 +183,69 @@ def roofline_chart(
         RooflineDataError: no point can be drawn (every selected row lacks FLOPs, bytes at the level or a
             usable duration); the message says what is missing and how to collect it.
     """
+    d = _drawing(points, ceilings, level, precision, title)
+    layers, datasets = _layers(d)
+    return _layer_chart(layers, datasets, d)
+
+
+def roofline_spec(
+    points: Table,
+    ceilings: Table,
+    *,
+    level: str = "dram",
+    precision: str = "all",
+    title: str | None = None,
+) -> dict[str, Any]:
+    """The Vega-Lite spec of :func:`roofline_chart` (the same arguments, rows and errors), built as a dict without
+    importing Altair (0.2 s of CPU of ``rl roofline RUN -o x.png``; issue 14): the dict
+    :func:`rooflake.render.spec_dict` gives of that chart, the same keys in the same order (Altair's default
+    theme's config, :data:`SCHEMA_URL`), which tests/test_png_spec.py checks on every fixture run, level and
+    precision."""
+    d = _drawing(points, ceilings, level, precision, title)
+    layers, datasets = _layers_spec(d)
+    return {
+        "config": THEME_CONFIG,
+        "layer": layers,
+        "resolve": {"scale": _RESOLVE},
+        "width": WIDTH,
+        "height": HEIGHT,
+        "title": {"text": d.title, "anchor": "start", "subtitle": d.subtitle, "subtitleColor": "#555555"},
+        "datasets": datasets,
+        "$schema": SCHEMA_URL,
+    }
+
+
+def save_roofline(
+    points: Table,
+    ceilings: Table,
+    path: str | os.PathLike[str],
+    *,
+    below: pl.DataFrame | None = None,
+    level: str = "dram",
+    precision: str = "all",
+    title: str | None = None,
+) -> None:
+    """Draw the roofline chart and write it to ``path``: what ``save_chart(roofline_chart(points, ceilings, ...),
+    path, below=below)`` writes (:func:`rooflake.render.save.save_chart`: suffix, ``below`` table, errors). A PNG
+    (scale 2) or SVG without a ``below`` row is rendered from :func:`roofline_spec`, the same spec, without
+    importing Altair (issue 14; tests/test_png_spec.py compares the files); the rest goes through ``save_chart``.
+    Raises as :func:`roofline_chart` and ``save_chart``."""
+    fmt = {".png": "png", ".svg": "svg"}.get(Path(path).suffix.lower())
+    args: dict[str, Any] = {"level": level, "precision": precision, "title": title}
+    if fmt is None or (below is not None and below.height > 0):
+        from rooflake.render.save import save_chart
+
+        save_chart(roofline_chart(points, ceilings, **args), path, below=below)
+        return
+    from rooflake.render import engine
+
+    spec_json = json.dumps(roofline_spec(points, ceilings, **args), allow_nan=False)  # as save_chart dumps it
+    scale = 2.0 if fmt == "png" else 1.0  # save_chart's scales
+    engine.submit(engine.render_files, spec_json, [(str(path), fmt, scale)]).result()
+
+
+def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: str | None) -> _Drawing:
+    """The points, roofs, axes and title lines of a roofline chart (:func:`roofline_chart`), which raises."""
     levels = _levels(level, precision)
     pts = conform(
         frame(points, "points"),
@@ -138,12 +262,13 @@ def roofline_chart(
     wanted = wanted_compute(with_flops, _drawn(long, precision))
     bw, comp, missing = pick_ceilings(ceil, levels, wanted, point_roofs(with_flops))
     extra = overlay_roofs(others, levels, wanted)
-    layers, datasets = _layers(long, (bw, comp, extra), _level_text(level), level == "all")
+    x, y, lines, texts = _geometry(long, (bw, comp, extra))
     subtitle = _subtitle(pts, rows, long, reasons, level, precision)
     if missing:
         subtitle.append("No valid ceiling in this run for: " + ", ".join(missing))
     subtitle += _sources_line(ceil, others)
-    return _layer_chart(layers, datasets, _title(ceil, title, subtitle))
+    text = title if title is not None else _default_title(ceil)
+    return _Drawing(long, _level_text(level), level == "all", x, y, lines, texts, text, subtitle)
 
 
 def _sources_line(ceil: pl.DataFrame, others: pl.DataFrame) -> list[str]:
@@ -156,17 +281,19 @@ def _sources_line(ceil: pl.DataFrame, others: pl.DataFrame) -> list[str]:
     return [line + (f"; dashed: {', '.join(more)}" if more else "")]
 
 
-def _title(ceil: pl.DataFrame, title: str | None, subtitle: list[str]) -> alt.TitleParams:
-    """``title``, by default "Hierarchical roofline · <machine>" when the ceilings are of one machine."""
-    if title is None:
-        keys = ceil.get_column("machine_key").drop_nulls().unique().to_list()
-        title = "Hierarchical roofline" + (f" · {keys[0]}" if len(keys) == 1 else "")
-    return alt.TitleParams(text=title, subtitle=subtitle, anchor="start", subtitleColor="#555555")
+def _default_title(ceil: pl.DataFrame) -> str:
+    """ "Hierarchical roofline · <machine>" when the ceilings are of one machine."""
+    keys = ceil.get_column("machine_key").drop_nulls().unique().to_list()
+    return "Hierarchical roofline" + (f" · {keys[0]}" if len(keys) == 1 else "")
 
 
-def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], title: alt.TitleParams) -> alt.LayerChart:
+def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], d: _Drawing) -> alt.LayerChart:
     """The chart in one call, without Altair's copies (:mod:`rooflake.render.compose`); colour, shape and dash
     scales independent per layer (roofs, kernels, levels)."""
+    import altair as alt
+
+    from rooflake.render.compose import layer_chart
+
     return layer_chart(
         layers,
         resolve=alt.Resolve(
@@ -174,7 +301,7 @@ def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], title: alt.T
         ),
         width=WIDTH,
         height=HEIGHT,
-        title=title,
+        title=alt.TitleParams(text=d.title, subtitle=d.subtitle, anchor="start", subtitleColor="#555555"),
         datasets=datasets,
     )
 
@@ -236,12 +363,12 @@ def _nothing_drawn(
     )
 
 
-def _layers(
-    long: pl.DataFrame, roofs: tuple[pl.DataFrame, pl.DataFrame, list[Any]], level_text: str, multi: bool
-) -> tuple[list[alt.Chart], dict[str, Any]]:
-    """Roof layers (``roofs``: bandwidth and compute rows of the points' source, and (bandwidth, compute) of each
-    source overlaid dashed), then the points (and with several levels the links between a kernel's points), on
-    axes that cover the points, the roofs and their ridge points."""
+def _geometry(
+    long: pl.DataFrame, roofs: tuple[pl.DataFrame, pl.DataFrame, list[Any]]
+) -> tuple[tuple[float, float], tuple[float, float], pl.DataFrame, pl.DataFrame]:
+    """(x range, y range, roof lines, roof labels): axes that cover the points, the roofs and their ridge points
+    (``roofs``: bandwidth and compute rows of the points' source, and (bandwidth, compute) of each source overlaid
+    dashed)."""
     bw, comp, extra = roofs
     ridges = [float(p) / float(w) for b, c in [(bw, comp), *extra] for p in c["value"] for w in b["value"]]
     x = roofline_ai_range(long.get_column("ai").to_list(), ridges)
@@ -250,39 +377,74 @@ def _layers(
     y = roofline_y_range(
         lines.get_column("flops_per_s").to_list() + long.get_column("achieved_flops_per_s").to_list()
     )
-    x_enc = ai_x(level_text, *x)
-    texts = ceiling_text(own, x, y, WIDTH, HEIGHT)
-    legend = alt.Legend(orient="right", labelLimit=320, symbolType="stroke", symbolStrokeWidth=2)
-    layers, datasets = roof_layers(lines, texts, x_enc, flops_y("flops_per_s", *y), _ROOF_TOOLTIP, legend)
-    y_enc = flops_y("achieved_flops_per_s", *y)
+    return x, y, lines, ceiling_text(own, x, y, WIDTH, HEIGHT)
+
+
+def _scheme(long: pl.DataFrame) -> Literal["tableau10", "tableau20"]:
+    return "tableau10" if long.get_column("kernel").n_unique() <= 10 else "tableau20"
+
+
+def _layers(d: _Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
+    """Roof layers, then the points (and with several levels the links between a kernel's points)."""
+    import altair as alt
+
+    x_enc = ai_x(d.level_text, *d.x)
+    layers, datasets = roof_layers(
+        d.lines,
+        d.texts,
+        x_enc,
+        flops_y("flops_per_s", *d.y),
+        _tooltips(_ROOF_TOOLTIP),
+        alt.Legend(**_ROOF_LEGEND),
+    )
+    y_enc = flops_y("achieved_flops_per_s", *d.y)
     points_data = alt.NamedData(name="rl_points")
-    if multi:
+    if d.multi:
         layers.append(
             alt.Chart(points_data, name="links")
-            .mark_line(strokeWidth=1, opacity=0.5, color="#888888")
+            .mark_line(**_LINK_MARK)
             .encode(x=x_enc, y=y_enc, detail=alt.Detail(["run_id:N", "kernel_id:Q"]), order=alt.Order("ai:Q"))
         )
-    n_colors = long.get_column("kernel").n_unique()
     point_enc: dict[str, Any] = {
         "x": x_enc,
         "y": y_enc,
         "color": alt.Color(
             "kernel:N",
             title="Kernel",
-            scale=alt.Scale(scheme="tableau10" if n_colors <= 10 else "tableau20"),
-            legend=alt.Legend(orient="right", labelLimit=260, symbolLimit=20),
+            scale=alt.Scale(scheme=_scheme(d.long)),
+            legend=alt.Legend(**_KERNEL_LEGEND),
         ),
         **flag_outline(),
-        "tooltip": _POINT_TOOLTIP,
+        "tooltip": _tooltips(_POINT_TOOLTIP),
     }
-    if multi:
+    if d.multi:
         point_enc["shape"] = level_shape(legend=alt.Legend(orient="right"))
-    layers.append(
-        alt.Chart(points_data, name="points")
-        .mark_point(filled=True, size=110, opacity=0.9, shape="circle")
-        .encode(**point_enc)
+    layers.append(alt.Chart(points_data, name="points").mark_point(**_POINT_MARK).encode(**point_enc))
+    return layers, {**datasets, "rl_points": values(d.long)}
+
+
+def _layers_spec(d: _Drawing) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`_layers` as the dicts Altair's ``to_dict`` gives of them, without Altair."""
+    x_enc = ai_x_spec(d.level_text, *d.x)
+    legend = dict(sorted(_ROOF_LEGEND.items()))
+    tips = _tooltips_spec(_ROOF_TOOLTIP)
+    layers, datasets = roof_layers_spec(
+        d.lines, d.texts, x_enc, flops_y_spec("flops_per_s", *d.y), tips, legend
     )
-    return layers, {**datasets, "rl_points": values(long)}
+    y_enc = flops_y_spec("achieved_flops_per_s", *d.y)
+    if d.multi:
+        detail = [{"field": "run_id", "type": "nominal"}, {"field": "kernel_id", "type": "quantitative"}]
+        order = {"field": "ai", "type": "quantitative"}
+        links = {"x": x_enc, "y": y_enc, "detail": detail, "order": order}
+        layers.append(layer_spec("rl_points", mark_spec("line", **_LINK_MARK), links, "links"))
+    color = {"field": "kernel", "legend": dict(sorted(_KERNEL_LEGEND.items()))}
+    color |= {"scale": {"scheme": _scheme(d.long)}, "title": "Kernel", "type": "nominal"}
+    point_enc = {"x": x_enc, "y": y_enc, "color": color, **flag_outline_spec()}
+    point_enc["tooltip"] = _tooltips_spec(_POINT_TOOLTIP)
+    if d.multi:
+        point_enc["shape"] = level_shape_spec({"orient": "right"})
+    layers.append(layer_spec("rl_points", mark_spec("point", **_POINT_MARK), point_enc, "points"))
+    return layers, {**datasets, "rl_points": values(d.long)}
 
 
 def _subtitle(

@@ -18,15 +18,17 @@ source names only by its source type (the datasheet's ``TENSOR FP16``) matches i
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 
 from rooflake.render.axes import decades, slope_angle
 from rooflake.render.formats import si
 from rooflake.render.inputs import positive, values
 from rooflake.render.marks import LEVEL_LABEL
+
+if TYPE_CHECKING:  # imported where layers are built: roof_layers_spec needs no Altair (issue 14)
+    import altair as alt
 
 __all__ = [
     "BANDWIDTH_COLOR",
@@ -41,7 +43,10 @@ __all__ = [
     "pick_ceilings",
     "point_roofs",
     "roof_layers",
+    "roof_layers_spec",
     "roof_name",
+    "layer_spec",
+    "mark_spec",
     "split_overlay",
     "tensor_family",
     "wanted_compute",
@@ -370,6 +375,28 @@ def ceiling_text(
     return pl.DataFrame(out, schema=_TEXT_SCHEMA)
 
 
+def _roof_parts(
+    lines: pl.DataFrame, texts: pl.DataFrame
+) -> tuple[dict[str, list[Any]], float, dict[str, Any]]:
+    """What the roof layers draw: the legend's scales (``domain`` the labels, ``color``, ``dash``), the angle of the
+    bandwidth labels (degrees, Vega's clockwise), and the datasets (:func:`roof_layers`)."""
+    legend_rows = lines.unique("label", maintain_order=True)
+    scales = {
+        "domain": legend_rows.get_column("label").to_list(),
+        "color": legend_rows.get_column("color").to_list(),
+        "dash": legend_rows.get_column("dash").to_list(),
+    }
+    bw_text = texts.filter(pl.col("align") == "left")
+    comp_text = texts.filter(pl.col("align") == "right")
+    angle = float((bw_text.get_column("angle").to_list() or [0.0])[0]) % 360
+    datasets = {
+        "rl_ceilings": values(lines.drop("color", "dash")),
+        "rl_ceiling_labels_bandwidth": values(bw_text),
+        "rl_ceiling_labels_compute": values(comp_text),
+    }
+    return scales, angle, datasets
+
+
 def roof_layers(
     lines: pl.DataFrame,
     texts: pl.DataFrame,
@@ -384,8 +411,10 @@ def roof_layers(
     entry per roof), ``ceiling_labels_bandwidth`` and ``ceiling_labels_compute`` (text from
     ``rl_ceiling_labels_bandwidth`` / ``_compute``). ``lines`` from :func:`ceiling_lines`, ``texts`` from
     :func:`ceiling_text`; ``y_enc`` must encode ``flops_per_s``."""
-    legend_rows = lines.unique("label", maintain_order=True)
-    domain = legend_rows.get_column("label").to_list()
+    import altair as alt
+
+    scales, angle, datasets = _roof_parts(lines, texts)
+    domain = scales["domain"]
     roof = (
         alt.Chart(alt.NamedData(name="rl_ceilings"), name="ceilings")
         .mark_line(strokeWidth=2, clip=True)
@@ -395,22 +424,17 @@ def roof_layers(
             color=alt.Color(
                 "label:N",
                 title="Ceilings",
-                scale=alt.Scale(domain=domain, range=legend_rows.get_column("color").to_list()),
+                scale=alt.Scale(domain=domain, range=scales["color"]),
                 legend=legend,
             ),
             strokeDash=alt.StrokeDash(
-                "label:N",
-                title="Ceilings",
-                scale=alt.Scale(domain=domain, range=legend_rows.get_column("dash").to_list()),
+                "label:N", title="Ceilings", scale=alt.Scale(domain=domain, range=scales["dash"])
             ),
             detail=alt.Detail("order:O"),
             order=alt.Order("ai:Q"),
             tooltip=tooltip,
         )
     )
-    bw_text = texts.filter(pl.col("align") == "left")
-    comp_text = texts.filter(pl.col("align") == "right")
-    angle = float((bw_text.get_column("angle").to_list() or [0.0])[0]) % 360
     text_layers = [
         alt.Chart(alt.NamedData(name="rl_ceiling_labels_bandwidth"), name="ceiling_labels_bandwidth")
         .mark_text(align="left", angle=angle, **_TEXT_STYLE)
@@ -419,9 +443,58 @@ def roof_layers(
         .mark_text(align="right", dx=-4, **_TEXT_STYLE)
         .encode(x=x_enc, y=y_enc, text=alt.Text("text:N")),
     ]
-    datasets = {
-        "rl_ceilings": values(lines.drop("color", "dash")),
-        "rl_ceiling_labels_bandwidth": values(bw_text),
-        "rl_ceiling_labels_compute": values(comp_text),
-    }
     return [roof, *text_layers], datasets
+
+
+def mark_spec(kind: str, **props: Any) -> dict[str, Any]:
+    """A mark as the Vega-Lite dict Altair's ``to_dict`` gives of ``mark_<kind>(**props)``: ``type`` first, the
+    properties in name order."""
+    return {"type": kind, **dict(sorted(props.items()))}
+
+
+def layer_spec(data: str, mark: dict[str, Any], encoding: dict[str, Any], name: str) -> dict[str, Any]:
+    """One layer as Altair's ``to_dict`` gives ``alt.Chart(alt.NamedData(name=data), name=name).mark_*(...)
+    .encode(...)``: the channels in name order."""
+    return {"data": {"name": data}, "mark": mark, "encoding": dict(sorted(encoding.items())), "name": name}
+
+
+def roof_layers_spec(
+    lines: pl.DataFrame,
+    texts: pl.DataFrame,
+    x_enc: dict[str, Any],
+    y_enc: dict[str, Any],
+    tooltip: list[dict[str, Any]],
+    legend: dict[str, Any],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`roof_layers` as the Vega-Lite dicts Altair's ``to_dict`` gives of them, and the same datasets, built
+    without Altair (``x_enc``, ``y_enc``: :func:`rooflake.render.axes.ai_x_spec`, ``flops_y_spec``; ``tooltip``
+    and ``legend`` as dicts). tests/test_png_spec.py checks the whole chart equal to Altair's."""
+    scales, angle, datasets = _roof_parts(lines, texts)
+    label = {"field": "label"}
+    roof: dict[str, Any] = {
+        "color": {**label, "legend": legend, "scale": {"domain": scales["domain"], "range": scales["color"]}},
+        "strokeDash": {**label, "scale": {"domain": scales["domain"], "range": scales["dash"]}},
+    }
+    roof = {k: {**v, "title": "Ceilings", "type": "nominal"} for k, v in roof.items()}
+    roof |= {
+        "detail": {"field": "order", "type": "ordinal"},
+        "order": {"field": "ai", "type": "quantitative"},
+    }
+    roof |= {"tooltip": tooltip, "x": x_enc, "y": y_enc}
+    text = {"text": {"field": "text", "type": "nominal"}, "x": x_enc, "y": y_enc}
+    layers = [
+        layer_spec("rl_ceilings", mark_spec("line", strokeWidth=2, clip=True), roof, "ceilings"),
+        layer_spec(
+            "rl_ceiling_labels_bandwidth",
+            mark_spec("text", align="left", angle=angle, **_TEXT_STYLE),
+            text,
+            "ceiling_labels_bandwidth",
+        ),
+        layer_spec(
+            "rl_ceiling_labels_compute",
+            mark_spec("text", align="right", dx=-4, **_TEXT_STYLE),
+            text,
+            "ceiling_labels_compute",
+        ),
+    ]
+    return layers, datasets
