@@ -105,8 +105,7 @@ def _draw(
     engine.start_for(
         out
     )  # vl-convert's engine warms up (outside the GIL) while the rest is imported and queried
-    from rooflake.render import zero_flop_table
-    from rooflake.render.roofline import save_roofline
+    from rooflake.render.rows import save_roofline
     from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
@@ -116,9 +115,8 @@ def _draw(
     )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = roofline_title(v.run, v.run_id, v.grain, depth)
     title += f" · {v.provenance}" if v.provenance else ""
-    zero = zero_flop_table(v.points)
-    save_roofline(
-        v.points, v.ceilings, out, below=zero, level=level.value, precision=precision.value, title=title
+    n_zero = save_roofline(
+        v.points, v.ceilings, out, level=level.value, precision=precision.value, title=title
     )
     if v.provenance:  # time measured, work modelled: the numbers beside the chart
         from rooflake.cli.common import Fmt, emit
@@ -127,7 +125,7 @@ def _draw(
     what = f"layers at depth {depth}" if by is By.layer else "kernels"
     return (
         f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
-        f"{zero.height} zero-FLOP {'layers' if by is By.layer else 'kernels'}"
+        f"{n_zero} zero-FLOP {'layers' if by is By.layer else 'kernels'}"
         f"{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
 

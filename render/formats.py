@@ -6,8 +6,10 @@ Only formatting: values arrive in the store's base units (ns, byte, FLOP, FLOP/s
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (issue 14)
+    import polars as pl
 
 __all__ = ["NAME_CHARS", "duration", "flags_text", "share", "si", "truncate", "truncate_text"]
 
@@ -42,6 +44,8 @@ def share(x: float | None) -> str:
 
 def truncate(expr: pl.Expr, n: int = NAME_CHARS) -> pl.Expr:
     """A string expression cut to ``n`` characters, the last one an ellipsis where it was cut."""
+    import polars as pl
+
     return pl.when(expr.str.len_chars() > n).then(expr.str.slice(0, n - 1) + "…").otherwise(expr)
 
 
@@ -54,6 +58,8 @@ def truncate_text(s: str | None, n: int = NAME_CHARS) -> str:
 def flags_text(dtype: pl.DataType | None = None) -> pl.Expr:
     """The ``flags`` column (list of str; ``dtype`` another type: cast to text) as one comma-separated string,
     ``''`` for none."""
+    import polars as pl
+
     if dtype is not None and not isinstance(dtype, pl.List):
         return pl.col("flags").cast(pl.String).fill_null("")
     return pl.col("flags").cast(pl.List(pl.String)).list.join(", ").fill_null("")

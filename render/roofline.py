@@ -23,126 +23,58 @@ the axes, roofs and markers shared with the other charts in :mod:`rooflake.rende
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rooflake.render.axes import ai_x, ai_x_spec, flops_y, flops_y_spec, roofline_ai_range, roofline_y_range
+from rooflake.render.axes import ai_x, flops_y, roofline_ai_range, roofline_y_range
 from rooflake.render.formats import share
 from rooflake.render.inputs import POINT_OPTIONAL, POINT_REQUIRED, Table, ceiling_rows, conform, frame, values
-from rooflake.render.marks import (
-    LEVEL_LABEL,
-    LEVEL_ORDER,
-    LEVEL_SHAPE,
-    flag_outline,
-    flag_outline_spec,
-    level_shape,
-    level_shape_spec,
-)
+from rooflake.render.marks import LEVEL_ORDER, LEVEL_SHAPE, flag_outline, level_shape
 from rooflake.render.roofs import (
     PRECISION_CEILINGS,
     ceiling_lines,
     ceiling_text,
-    layer_spec,
-    mark_spec,
     overlay_lines,
     overlay_roofs,
     pick_ceilings,
     point_roofs,
-    roof_layers,
-    roof_layers_spec,
+    roof_charts,
     split_overlay,
     wanted_compute,
+)
+from rooflake.render.rows import (
+    HEIGHT,
+    KERNEL_LEGEND,
+    LEVELS,
+    LINK_MARK,
+    POINT_MARK,
+    POINT_TOOLTIP,
+    PRECISIONS,
+    ROOF_LEGEND,
+    ROOF_TOOLTIP,
+    WIDTH,
+    Drawing,
+    drawing,
+    level_text,
+    prec_text,
+    roof_parts,
+    scheme,
+    spec,
 )
 from rooflake.render.tables import has_flops, kernel_keys, level_points, select_rows, zero_flop_table
 from rooflake.schema import RooflineDataError
 
-if TYPE_CHECKING:  # Altair is imported where a chart object is built: roofline_spec needs none (issue 14)
+if TYPE_CHECKING:  # Altair is imported where a chart object is built
     import altair as alt
 
-__all__ = ["LEVELS", "PRECISIONS", "SCHEMA_URL", "roofline_chart", "roofline_spec", "save_roofline"]
-
-#: ``level`` arguments of :func:`roofline_chart` (``all`` draws the three levels at once).
-LEVELS = ("dram", "l2", "l1", "all")
-#: ``precision`` arguments of :func:`roofline_chart` (``all`` = each kernel's dominant precision).
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor", "all")
-#: What Altair puts into every spec it writes: ``alt.SCHEMA_URL`` of the installed Altair and its default theme's
-#: ``config`` (:func:`roofline_spec` writes them without importing Altair; tests/test_png_spec.py checks them).
-SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
-THEME_CONFIG: dict[str, Any] = {"view": {"continuousWidth": 300, "continuousHeight": 300}}
-
-WIDTH, HEIGHT = 640, 420
-
-_TYPES = {"N": "nominal", "Q": "quantitative", "O": "ordinal"}
-#: tooltips as (field:type, title, d3 format or None)
-_ROOF_TOOLTIP = [
-    ("label:N", "ceiling", None),
-    ("formula:N", "formula", None),
-    ("value_min:Q", "min over launches", ".3~s"),
-    ("value_max:Q", "max over launches", ".3~s"),
-    ("n_kernels:Q", "launches with a valid peak", None),
-    ("n_invalid:Q", "launches with NaN/0 peak", None),
-]
-_POINT_TOOLTIP = [
-    ("name:N", "kernel", None),
-    ("short_name:N", "short name", None),
-    ("nvtx_path:N", "NVTX", None),
-    ("precision:N", "precision", None),
-    ("level:N", "level", None),
-    ("ai:Q", "AI (FLOP/byte)", ".4~g"),
-    ("achieved_flops_per_s:Q", "achieved (FLOP/s)", ".4~s"),
-    ("attainable_level:Q", "attainable at level (FLOP/s)", ".4~s"),
-    ("attainable_flops_per_s:Q", "attainable (FLOP/s)", ".4~s"),
-    ("fraction_of_roof:Q", "fraction of roof", ".1%"),
-    ("bound:N", "bound", None),
-    ("duration_ns:Q", "duration (ns)", ",.0f"),
-    ("flags:N", "flags", None),
-    ("run_id:N", "run", None),
-    ("kernel_id:Q", "kernel id", None),
-]
-_ROOF_LEGEND: dict[str, Any] = {
-    "orient": "right",
-    "labelLimit": 320,
-    "symbolType": "stroke",
-    "symbolStrokeWidth": 2,
-}
-_KERNEL_LEGEND: dict[str, Any] = {"orient": "right", "labelLimit": 260, "symbolLimit": 20}
-_POINT_MARK: dict[str, Any] = {"filled": True, "size": 110, "opacity": 0.9, "shape": "circle"}
-_LINK_MARK: dict[str, Any] = {"strokeWidth": 1, "opacity": 0.5, "color": "#888888"}
-_RESOLVE = {"color": "independent", "shape": "independent", "strokeDash": "independent"}
+__all__ = ["LEVELS", "PRECISIONS", "roofline_chart", "roofline_spec"]
 
 
 def _tooltips(tips: list[tuple[str, str, str | None]]) -> list[alt.Tooltip]:
     import altair as alt
 
     return [alt.Tooltip(f, title=t, format=fmt or alt.Undefined) for f, t, fmt in tips]
-
-
-def _tooltips_spec(tips: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
-    """:func:`_tooltips` as the dicts Altair's ``to_dict`` gives of them (keys in name order)."""
-    out = []
-    for f, t, fmt in tips:
-        field, kind = f.rsplit(":", 1)
-        out.append({"field": field, **({"format": fmt} if fmt else {}), "title": t, "type": _TYPES[kind]})
-    return out
-
-
-class _Drawing(NamedTuple):
-    """What a roofline chart draws, before it is an Altair chart or a dict: the points (``long``, one row per
-    kernel x level), the axes' ranges (FLOP/byte, FLOP/s), the roof lines and their labels, the title lines."""
-
-    long: pl.DataFrame
-    level_text: str
-    multi: bool
-    x: tuple[float, float]
-    y: tuple[float, float]
-    lines: pl.DataFrame
-    texts: pl.DataFrame
-    title: str
-    subtitle: list[str]
 
 
 def roofline_chart(
@@ -197,54 +129,17 @@ def roofline_spec(
     title: str | None = None,
 ) -> dict[str, Any]:
     """The Vega-Lite spec of :func:`roofline_chart` (the same arguments, rows and errors), built as a dict without
-    importing Altair (0.2 s of CPU of ``rl roofline RUN -o x.png``; issue 14): the dict
-    :func:`rooflake.render.spec_dict` gives of that chart, the same keys in the same order (Altair's default
-    theme's config, :data:`SCHEMA_URL`), which tests/test_png_spec.py checks on every fixture run, level and
-    precision."""
-    d = _drawing(points, ceilings, level, precision, title)
-    layers, datasets = _layers_spec(d)
-    return {
-        "config": THEME_CONFIG,
-        "layer": layers,
-        "resolve": {"scale": _RESOLVE},
-        "width": WIDTH,
-        "height": HEIGHT,
-        "title": {"text": d.title, "anchor": "start", "subtitle": d.subtitle, "subtitleColor": "#555555"},
-        "datasets": datasets,
-        "$schema": SCHEMA_URL,
-    }
+    Altair (:func:`rooflake.render.rows.spec`): the dict :func:`rooflake.render.spec_dict` gives of that chart, the
+    same keys in the same order; :class:`rooflake.schema.duck.Rows` input is drawn in Python where
+    :func:`rooflake.render.rows.drawing` can (tests/test_png_spec.py checks both on every fixture run, level and
+    precision)."""
+    return spec(
+        drawing(points, ceilings, level, precision, title)
+        or _drawing(points, ceilings, level, precision, title)
+    )
 
 
-def save_roofline(
-    points: Table,
-    ceilings: Table,
-    path: str | os.PathLike[str],
-    *,
-    below: pl.DataFrame | None = None,
-    level: str = "dram",
-    precision: str = "all",
-    title: str | None = None,
-) -> None:
-    """Draw the roofline chart and write it to ``path``: what ``save_chart(roofline_chart(points, ceilings, ...),
-    path, below=below)`` writes (:func:`rooflake.render.save.save_chart`: suffix, ``below`` table, errors). A PNG
-    (scale 2) or SVG without a ``below`` row is rendered from :func:`roofline_spec`, the same spec, without
-    importing Altair (issue 14; tests/test_png_spec.py compares the files); the rest goes through ``save_chart``.
-    Raises as :func:`roofline_chart` and ``save_chart``."""
-    fmt = {".png": "png", ".svg": "svg"}.get(Path(path).suffix.lower())
-    args: dict[str, Any] = {"level": level, "precision": precision, "title": title}
-    if fmt is None or (below is not None and below.height > 0):
-        from rooflake.render.save import save_chart
-
-        save_chart(roofline_chart(points, ceilings, **args), path, below=below)
-        return
-    from rooflake.render import engine
-
-    spec_json = json.dumps(roofline_spec(points, ceilings, **args), allow_nan=False)  # as save_chart dumps it
-    scale = 2.0 if fmt == "png" else 1.0  # save_chart's scales
-    engine.submit(engine.render_files, spec_json, [(str(path), fmt, scale)]).result()
-
-
-def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: str | None) -> _Drawing:
+def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: str | None) -> Drawing:
     """The points, roofs, axes and title lines of a roofline chart (:func:`roofline_chart`), which raises."""
     levels = _levels(level, precision)
     pts = conform(
@@ -268,7 +163,17 @@ def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: 
         subtitle.append("No valid ceiling in this run for: " + ", ".join(missing))
     subtitle += _sources_line(ceil, others)
     text = title if title is not None else _default_title(ceil)
-    return _Drawing(long, _level_text(level), level == "all", x, y, lines, texts, text, subtitle)
+    return Drawing(
+        values(long),
+        level_text(level),
+        level == "all",
+        x,
+        y,
+        lines.to_dicts(),
+        texts.to_dicts(),
+        text,
+        subtitle,
+    )
 
 
 def _sources_line(ceil: pl.DataFrame, others: pl.DataFrame) -> list[str]:
@@ -282,12 +187,12 @@ def _sources_line(ceil: pl.DataFrame, others: pl.DataFrame) -> list[str]:
 
 
 def _default_title(ceil: pl.DataFrame) -> str:
-    """ "Hierarchical roofline · <machine>" when the ceilings are of one machine."""
+    """The default title: "Hierarchical roofline · <machine>" when the ceilings are of one machine."""
     keys = ceil.get_column("machine_key").drop_nulls().unique().to_list()
     return "Hierarchical roofline" + (f" · {keys[0]}" if len(keys) == 1 else "")
 
 
-def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], d: _Drawing) -> alt.LayerChart:
+def _layer_chart(layers: list[alt.Chart], datasets: dict[str, Any], d: Drawing) -> alt.LayerChart:
     """The chart in one call, without Altair's copies (:mod:`rooflake.render.compose`); colour, shape and dash
     scales independent per layer (roofs, kernels, levels)."""
     import altair as alt
@@ -313,14 +218,6 @@ def _levels(level: str, precision: str) -> list[str]:
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r} (choose one of: {', '.join(PRECISIONS)})")
     return list(LEVEL_ORDER) if level == "all" else [level]
-
-
-def _level_text(level: str) -> str:
-    return "L1, L2 and DRAM" if level == "all" else LEVEL_LABEL[level]
-
-
-def _prec_text(precision: str) -> str:
-    return "each kernel's dominant precision" if precision == "all" else precision
 
 
 def _drawn(long: pl.DataFrame, precision: str) -> list[str]:
@@ -355,7 +252,7 @@ def _nothing_drawn(
     found = pts.filter(has_flops()).get_column("precision").unique().sort().to_list() if pts.height else []
     hint = f" (FLOPs were counted in: {', '.join(found)})" if found and precision != "all" else ""
     return RooflineDataError(
-        f"run {run_ids}: no kernel can be drawn on the {_level_text(level)} roofline ({_prec_text(precision)}): "
+        f"run {run_ids}: no kernel can be drawn on the {level_text(level)} roofline ({prec_text(precision)}): "
         f"of {len(all_keys)} kernel(s), {'; '.join(parts) or 'none has roofline rows'}{hint}. "
         "A roofline needs FLOP counts, bytes at the level and a duration: "
         "profile with `ncu --set roofline` (or the SpeedOfLight_Hierarchical*RooflineChart sections), "
@@ -380,29 +277,20 @@ def _geometry(
     return x, y, lines, ceiling_text(own, x, y, WIDTH, HEIGHT)
 
 
-def _scheme(long: pl.DataFrame) -> Literal["tableau10", "tableau20"]:
-    return "tableau10" if long.get_column("kernel").n_unique() <= 10 else "tableau20"
-
-
-def _layers(d: _Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
+def _layers(d: Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
     """Roof layers, then the points (and with several levels the links between a kernel's points)."""
     import altair as alt
 
     x_enc = ai_x(d.level_text, *d.x)
-    layers, datasets = roof_layers(
-        d.lines,
-        d.texts,
-        x_enc,
-        flops_y("flops_per_s", *d.y),
-        _tooltips(_ROOF_TOOLTIP),
-        alt.Legend(**_ROOF_LEGEND),
-    )
+    parts = roof_parts(d.lines, d.texts)
+    roof_y = flops_y("flops_per_s", *d.y)
+    layers, datasets = roof_charts(parts, x_enc, roof_y, _tooltips(ROOF_TOOLTIP), alt.Legend(**ROOF_LEGEND))
     y_enc = flops_y("achieved_flops_per_s", *d.y)
     points_data = alt.NamedData(name="rl_points")
     if d.multi:
         layers.append(
             alt.Chart(points_data, name="links")
-            .mark_line(**_LINK_MARK)
+            .mark_line(**LINK_MARK)
             .encode(x=x_enc, y=y_enc, detail=alt.Detail(["run_id:N", "kernel_id:Q"]), order=alt.Order("ai:Q"))
         )
     point_enc: dict[str, Any] = {
@@ -411,40 +299,16 @@ def _layers(d: _Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
         "color": alt.Color(
             "kernel:N",
             title="Kernel",
-            scale=alt.Scale(scheme=_scheme(d.long)),
-            legend=alt.Legend(**_KERNEL_LEGEND),
+            scale=alt.Scale(scheme=scheme(d.long)),
+            legend=alt.Legend(**KERNEL_LEGEND),
         ),
         **flag_outline(),
-        "tooltip": _tooltips(_POINT_TOOLTIP),
+        "tooltip": _tooltips(POINT_TOOLTIP),
     }
     if d.multi:
         point_enc["shape"] = level_shape(legend=alt.Legend(orient="right"))
-    layers.append(alt.Chart(points_data, name="points").mark_point(**_POINT_MARK).encode(**point_enc))
-    return layers, {**datasets, "rl_points": values(d.long)}
-
-
-def _layers_spec(d: _Drawing) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """:func:`_layers` as the dicts Altair's ``to_dict`` gives of them, without Altair."""
-    x_enc = ai_x_spec(d.level_text, *d.x)
-    legend = dict(sorted(_ROOF_LEGEND.items()))
-    tips = _tooltips_spec(_ROOF_TOOLTIP)
-    layers, datasets = roof_layers_spec(
-        d.lines, d.texts, x_enc, flops_y_spec("flops_per_s", *d.y), tips, legend
-    )
-    y_enc = flops_y_spec("achieved_flops_per_s", *d.y)
-    if d.multi:
-        detail = [{"field": "run_id", "type": "nominal"}, {"field": "kernel_id", "type": "quantitative"}]
-        order = {"field": "ai", "type": "quantitative"}
-        links = {"x": x_enc, "y": y_enc, "detail": detail, "order": order}
-        layers.append(layer_spec("rl_points", mark_spec("line", **_LINK_MARK), links, "links"))
-    color = {"field": "kernel", "legend": dict(sorted(_KERNEL_LEGEND.items()))}
-    color |= {"scale": {"scheme": _scheme(d.long)}, "title": "Kernel", "type": "nominal"}
-    point_enc = {"x": x_enc, "y": y_enc, "color": color, **flag_outline_spec()}
-    point_enc["tooltip"] = _tooltips_spec(_POINT_TOOLTIP)
-    if d.multi:
-        point_enc["shape"] = level_shape_spec({"orient": "right"})
-    layers.append(layer_spec("rl_points", mark_spec("point", **_POINT_MARK), point_enc, "points"))
-    return layers, {**datasets, "rl_points": values(d.long)}
+    layers.append(alt.Chart(points_data, name="points").mark_point(**POINT_MARK).encode(**point_enc))
+    return layers, {**datasets, "rl_points": d.long}
 
 
 def _subtitle(
@@ -458,7 +322,7 @@ def _subtitle(
     """What is drawn and what is not (never silently): counts of kernels left out and why, the red outlines."""
     zero_keys, no_prec_flops = _left_out(pts, rows)
     n_pts = long.select(pl.struct("run_id", "kernel_id").n_unique()).item()
-    subtitle = [f"{_level_text(level)} roofline, {_prec_text(precision)}: {n_pts} kernel(s) drawn"]
+    subtitle = [f"{level_text(level)} roofline, {prec_text(precision)}: {n_pts} kernel(s) drawn"]
     not_drawn = [f"{len(no_prec_flops)} kernel(s) have no {precision} FLOPs"] if no_prec_flops else []
     not_drawn += [f"{n} kernel(s) {text}" for what, n, text in reasons if what == "time"]
     if not_drawn:

@@ -17,15 +17,26 @@ source names only by its source type (the datasheet's ``TENSOR FP16``) matches i
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rooflake.render.axes import decades, slope_angle
-from rooflake.render.formats import si
-from rooflake.render.inputs import positive, values
+from rooflake.render.inputs import positive
 from rooflake.render.marks import LEVEL_LABEL
+from rooflake.render.rows import (
+    BANDWIDTH_COLOR,
+    LINE_COLUMNS,
+    PRECISION_CEILINGS,
+    TEXT_COLUMNS,
+    TEXT_STYLE,
+    ceiling_label,
+    ceiling_line_rows,
+    ceiling_style,
+    ceiling_text_rows,
+    roof_name,
+    roof_parts,
+    tensor_family,
+)
 
 if TYPE_CHECKING:  # imported where layers are built: roof_layers_spec needs no Altair (issue 14)
     import altair as alt
@@ -42,27 +53,14 @@ __all__ = [
     "overlay_roofs",
     "pick_ceilings",
     "point_roofs",
+    "roof_charts",
     "roof_layers",
-    "roof_layers_spec",
     "roof_name",
-    "layer_spec",
-    "mark_spec",
     "split_overlay",
     "tensor_family",
     "wanted_compute",
 ]
 
-#: Compute ceilings of each precision when the points do not name theirs (time-based charts, trajectories): the
-#: first one present wins. Tensor: the fastest dense FP16 Tensor-Core roof (:func:`tensor_family`: ``TENSOR
-#: FP16→FP32``, ``TENSOR FP16 HGMMA``, the datasheet's ``TENSOR FP16``), else a ceiling named ``TENSOR``.
-PRECISION_CEILINGS: dict[str, tuple[str, ...]] = {
-    "fp64": ("FP64",),
-    "fp32": ("FP32",),
-    "fp16": ("FP16",),
-    "tensor": ("TENSOR FP16", "TENSOR"),
-}
-#: Bandwidth roofs in greys (kernels are in colour), darker the farther from the SM.
-BANDWIDTH_COLOR = {"L1": "#aaaaaa", "L2": "#666666", "DRAM": "#111111"}
 #: Roofs of the other sources (``--ceilings all``): one colour per source, dashed.
 SOURCE_COLOR = {
     "ncu-report": "#d62728",
@@ -73,33 +71,9 @@ SOURCE_COLOR = {
 }
 OVERLAY_DASH = [5, 3]
 
-_LINE_SCHEMA: dict[str, pl.DataType] = {
-    "label": pl.String(),
-    "ceiling": pl.String(),
-    "kind": pl.String(),
-    "value": pl.Float64(),
-    "value_min": pl.Float64(),
-    "value_max": pl.Float64(),
-    "clock_hz": pl.Float64(),
-    "source": pl.String(),
-    "formula": pl.String(),
-    "n_kernels": pl.Int64(),
-    "n_invalid": pl.Int64(),
-    "order": pl.Int64(),
-    "ai": pl.Float64(),
-    "flops_per_s": pl.Float64(),
-    "color": pl.String(),
-    "dash": pl.List(pl.Int64()),
-}
-_TEXT_SCHEMA: dict[str, pl.DataType] = {
-    "order": pl.Int64(),
-    "text": pl.String(),
-    "ai": pl.Float64(),
-    "flops_per_s": pl.Float64(),
-    "angle": pl.Float64(),
-    "align": pl.String(),
-}
-_TEXT_STYLE: dict[str, Any] = {"baseline": "bottom", "dy": -3, "fontSize": 11, "color": "#333333"}
+_POLARS = {str: pl.String(), float: pl.Float64(), int: pl.Int64(), list: pl.List(pl.Int64())}
+_LINE_SCHEMA: dict[str, pl.DataType] = {c: _POLARS[t] for c, t in LINE_COLUMNS.items()}
+_TEXT_SCHEMA: dict[str, pl.DataType] = {c: _POLARS[t] for c, t in TEXT_COLUMNS.items()}
 
 
 def wanted_compute(points: pl.DataFrame, precisions: list[str]) -> list[tuple[str, ...]]:
@@ -180,14 +154,6 @@ def pick_ceilings(
     )
     comp = comp.group_by("ceiling", maintain_order=True).first().sort("value", descending=True)
     return bw, comp, missing
-
-
-def tensor_family(name: str) -> str | None:
-    """The source-type key of a Tensor-Core ceiling name (``TENSOR FP16→FP32``, ``TENSOR FP16 HGMMA`` and ``TENSOR
-    FP16`` -> ``TENSOR FP16``), as ``ceilings_side_by_side`` pairs them; None for another name or a sparse roof."""
-    if not name.startswith("TENSOR ") or name.endswith(" SPARSE"):
-        return None
-    return "TENSOR " + name[7:].split(" ")[0].split("→")[0]
 
 
 def _family_hit(valid: pl.DataFrame, name: str) -> str | None:
@@ -277,124 +243,22 @@ def merge_ceilings(ceil: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
     return merged, n_runs, n_machines
 
 
-def roof_name(row: dict[str, Any]) -> str:
-    """The name a roof is drawn with: the row's ``label`` where the query gives one, else its ``ceiling``."""
-    return str(row.get("label") or row["ceiling"])
-
-
-def ceiling_label(row: dict[str, Any]) -> str:
-    """Legend text of a ceiling row: name, value with SI prefix, source (its ``source_label`` where the rows give
-    one, else ``source``: ``DRAM 2.04 TB/s (ncu-report)``, ``FP32 19.5 TFLOP/s (datasheet, boost clock 1.41
-    GHz)``)."""
-    unit = "B/s" if row["kind"] == "bandwidth" else "FLOP/s"
-    named = row.get("source_label") or row.get("source")
-    source = f" ({named})" if named else ""
-    return f"{roof_name(row)} {si(float(row['value']), unit)}{source}"
-
-
-def ceiling_style(ceiling: str, kind: str, top: bool) -> tuple[str, list[int]]:
-    """(colour, dash) of a roof: bandwidth roofs solid, darker the farther out; the top compute roof solid."""
-    if kind == "bandwidth":
-        return BANDWIDTH_COLOR.get(ceiling, "#777777"), [1, 0]
-    return ("#111111", [1, 0]) if top else ("#555555", [6, 3])
-
-
-def _sampled(row: dict[str, Any], order: int, xs: set[float], y: Any, top: bool) -> list[dict[str, Any]]:
-    """Rows of one roof: the ceiling row with its label, order and style, at each x of ``xs`` (y = ``y(x)``)."""
-    color, dash = ceiling_style(row["ceiling"], row["kind"], top)
-    base = {**row, "label": ceiling_label(row), "order": order, "color": color, "dash": dash}
-    return [{**base, "ai": x, "flops_per_s": y(x)} for x in sorted(xs)]
-
-
 def ceiling_lines(bw: pl.DataFrame, comp: pl.DataFrame, x_lo: float, x_hi: float) -> pl.DataFrame:
-    """Sampled (ai, flops_per_s) rows of every roof line, one ``order`` per roof.
-
-    Bandwidth roof of level l: y = W_l * x up to its ridge with the top compute roof P (so y = min(W_l * x, P)
-    where drawn); compute roof P_p: y = P_p from its ridge with the widest bandwidth roof drawn to the right
-    edge. Columns: :data:`_LINE_SCHEMA` (``label`` = :func:`ceiling_label`, ``color``/``dash`` its style).
+    """Sampled (ai, flops_per_s) rows of every roof line, one ``order`` per roof
+    (:func:`rooflake.render.rows.ceiling_line_rows`: y = min(W_l * x, P) for a bandwidth roof, y = P_p for a
+    compute roof). Columns: :data:`_LINE_SCHEMA` (``label`` = :func:`ceiling_label`, ``color``/``dash`` its style).
     """
-    p_max = float(comp.get_column("value").max()) if comp.height else None  # type: ignore[arg-type]
-    w_max = float(bw.get_column("value").max()) if bw.height else None  # type: ignore[arg-type]
-    grid = decades(x_lo, x_hi)
-    rows: list[dict[str, Any]] = []
-    order = 0
-    for row in bw.iter_rows(named=True):
-        w = float(row["value"])
-        end = x_hi if p_max is None else min(max(p_max / w, x_lo), x_hi)
-
-        def sloped(x: float, w: float = w) -> float:
-            return w * x if p_max is None else min(w * x, p_max)
-
-        rows += _sampled(row, order, {x_lo, end, *(g for g in grid if g < end)}, sloped, False)
-        order += 1
-    for row in comp.iter_rows(named=True):
-        p = float(row["value"])
-        start = x_lo if w_max is None else min(max(p / w_max, x_lo), x_hi)
-        xs = {start, x_hi, *(g for g in grid if g > start)}
-        rows += _sampled(row, order, xs, lambda _x, p=p: p, p == p_max)
-        order += 1
-    return pl.DataFrame([{c: r.get(c) for c in _LINE_SCHEMA} for r in rows], schema=_LINE_SCHEMA)
+    return pl.DataFrame(ceiling_line_rows(bw.to_dicts(), comp.to_dicts(), x_lo, x_hi), schema=_LINE_SCHEMA)
 
 
 def ceiling_text(
     lines: pl.DataFrame, x: tuple[float, float], y: tuple[float, float], width: int, height: int
 ) -> pl.DataFrame:
-    """One label per roof, placed on the line (columns :data:`_TEXT_SCHEMA`).
-
-    Bandwidth roofs near the left edge, rotated by ``angle`` (degrees, Vega convention) to follow the slope of
-    y = W * x on the log-log plot; compute roofs at the right edge (``align`` right).
-    """
-    x_dec = math.log10(x[1] / x[0])
-    angle = -slope_angle(x, y, width, height)
-    out: list[dict[str, Any]] = []
-    for (order,), grp in lines.group_by(["order"], maintain_order=True):
-        first = grp.row(0, named=True)
-        text = first["label"].rsplit(" (", 1)[0]  # the legend carries the source
-        if first["kind"] != "bandwidth":
-            flops = float(first["value"])
-            out.append(
-                {
-                    "order": order,
-                    "text": text,
-                    "ai": x[1],
-                    "flops_per_s": flops,
-                    "angle": 0.0,
-                    "align": "right",
-                }
-            )
-            continue
-        end = float(grp.get_column("ai").max())  # type: ignore[arg-type]
-        ax = min(x[0] * 10 ** (0.04 * x_dec), math.sqrt(x[0] * end))
-        w = float(first["value"])
-        ay = w * ax
-        if ay < y[0]:  # the roof enters the plot above its left edge: start where it does
-            ax, ay = y[0] / w * 10 ** (0.04 * x_dec), y[0] * 10 ** (0.04 * x_dec)
-        out.append(
-            {"order": order, "text": text, "ai": ax, "flops_per_s": ay, "angle": angle, "align": "left"}
-        )
-    return pl.DataFrame(out, schema=_TEXT_SCHEMA)
-
-
-def _roof_parts(
-    lines: pl.DataFrame, texts: pl.DataFrame
-) -> tuple[dict[str, list[Any]], float, dict[str, Any]]:
-    """What the roof layers draw: the legend's scales (``domain`` the labels, ``color``, ``dash``), the angle of the
-    bandwidth labels (degrees, Vega's clockwise), and the datasets (:func:`roof_layers`)."""
-    legend_rows = lines.unique("label", maintain_order=True)
-    scales = {
-        "domain": legend_rows.get_column("label").to_list(),
-        "color": legend_rows.get_column("color").to_list(),
-        "dash": legend_rows.get_column("dash").to_list(),
-    }
-    bw_text = texts.filter(pl.col("align") == "left")
-    comp_text = texts.filter(pl.col("align") == "right")
-    angle = float((bw_text.get_column("angle").to_list() or [0.0])[0]) % 360
-    datasets = {
-        "rl_ceilings": values(lines.drop("color", "dash")),
-        "rl_ceiling_labels_bandwidth": values(bw_text),
-        "rl_ceiling_labels_compute": values(comp_text),
-    }
-    return scales, angle, datasets
+    """One label per roof, placed on the line (columns :data:`_TEXT_SCHEMA`;
+    :func:`rooflake.render.rows.ceiling_text_rows`): bandwidth roofs near the left edge, rotated by ``angle``
+    (degrees, Vega convention) to follow the slope of y = W * x on the log-log plot; compute roofs at the right
+    edge (``align`` right)."""
+    return pl.DataFrame(ceiling_text_rows(lines.to_dicts(), x, y, width, height), schema=_TEXT_SCHEMA)
 
 
 def roof_layers(
@@ -411,9 +275,21 @@ def roof_layers(
     entry per roof), ``ceiling_labels_bandwidth`` and ``ceiling_labels_compute`` (text from
     ``rl_ceiling_labels_bandwidth`` / ``_compute``). ``lines`` from :func:`ceiling_lines`, ``texts`` from
     :func:`ceiling_text`; ``y_enc`` must encode ``flops_per_s``."""
+    return roof_charts(roof_parts(lines.to_dicts(), texts.to_dicts()), x_enc, y_enc, tooltip, legend)
+
+
+def roof_charts(
+    parts: tuple[dict[str, list[Any]], float, dict[str, Any]],
+    x_enc: alt.X,
+    y_enc: alt.Y,
+    tooltip: list[alt.Tooltip],
+    legend: alt.Legend,
+) -> tuple[list[alt.Chart], dict[str, Any]]:
+    """:func:`roof_layers` of its :func:`rooflake.render.rows.roof_parts` (legend scales, label angle,
+    datasets)."""
     import altair as alt
 
-    scales, angle, datasets = _roof_parts(lines, texts)
+    scales, angle, datasets = parts
     domain = scales["domain"]
     roof = (
         alt.Chart(alt.NamedData(name="rl_ceilings"), name="ceilings")
@@ -437,64 +313,10 @@ def roof_layers(
     )
     text_layers = [
         alt.Chart(alt.NamedData(name="rl_ceiling_labels_bandwidth"), name="ceiling_labels_bandwidth")
-        .mark_text(align="left", angle=angle, **_TEXT_STYLE)
+        .mark_text(align="left", angle=angle, **TEXT_STYLE)
         .encode(x=x_enc, y=y_enc, text=alt.Text("text:N")),
         alt.Chart(alt.NamedData(name="rl_ceiling_labels_compute"), name="ceiling_labels_compute")
-        .mark_text(align="right", dx=-4, **_TEXT_STYLE)
+        .mark_text(align="right", dx=-4, **TEXT_STYLE)
         .encode(x=x_enc, y=y_enc, text=alt.Text("text:N")),
     ]
     return [roof, *text_layers], datasets
-
-
-def mark_spec(kind: str, **props: Any) -> dict[str, Any]:
-    """A mark as the Vega-Lite dict Altair's ``to_dict`` gives of ``mark_<kind>(**props)``: ``type`` first, the
-    properties in name order."""
-    return {"type": kind, **dict(sorted(props.items()))}
-
-
-def layer_spec(data: str, mark: dict[str, Any], encoding: dict[str, Any], name: str) -> dict[str, Any]:
-    """One layer as Altair's ``to_dict`` gives ``alt.Chart(alt.NamedData(name=data), name=name).mark_*(...)
-    .encode(...)``: the channels in name order."""
-    return {"data": {"name": data}, "mark": mark, "encoding": dict(sorted(encoding.items())), "name": name}
-
-
-def roof_layers_spec(
-    lines: pl.DataFrame,
-    texts: pl.DataFrame,
-    x_enc: dict[str, Any],
-    y_enc: dict[str, Any],
-    tooltip: list[dict[str, Any]],
-    legend: dict[str, Any],
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """:func:`roof_layers` as the Vega-Lite dicts Altair's ``to_dict`` gives of them, and the same datasets, built
-    without Altair (``x_enc``, ``y_enc``: :func:`rooflake.render.axes.ai_x_spec`, ``flops_y_spec``; ``tooltip``
-    and ``legend`` as dicts). tests/test_png_spec.py checks the whole chart equal to Altair's."""
-    scales, angle, datasets = _roof_parts(lines, texts)
-    label = {"field": "label"}
-    roof: dict[str, Any] = {
-        "color": {**label, "legend": legend, "scale": {"domain": scales["domain"], "range": scales["color"]}},
-        "strokeDash": {**label, "scale": {"domain": scales["domain"], "range": scales["dash"]}},
-    }
-    roof = {k: {**v, "title": "Ceilings", "type": "nominal"} for k, v in roof.items()}
-    roof |= {
-        "detail": {"field": "order", "type": "ordinal"},
-        "order": {"field": "ai", "type": "quantitative"},
-    }
-    roof |= {"tooltip": tooltip, "x": x_enc, "y": y_enc}
-    text = {"text": {"field": "text", "type": "nominal"}, "x": x_enc, "y": y_enc}
-    layers = [
-        layer_spec("rl_ceilings", mark_spec("line", strokeWidth=2, clip=True), roof, "ceilings"),
-        layer_spec(
-            "rl_ceiling_labels_bandwidth",
-            mark_spec("text", align="left", angle=angle, **_TEXT_STYLE),
-            text,
-            "ceiling_labels_bandwidth",
-        ),
-        layer_spec(
-            "rl_ceiling_labels_compute",
-            mark_spec("text", align="right", dx=-4, **_TEXT_STYLE),
-            text,
-            "ceiling_labels_compute",
-        ),
-    ]
-    return layers, datasets

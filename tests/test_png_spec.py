@@ -1,6 +1,7 @@
-"""``render.roofline.roofline_spec`` builds the roofline chart's Vega-Lite spec as a dict without importing Altair
-(issue 14: ``rl roofline RUN -o x.png``): it must be exactly what Altair gives, the spec of ``roofline_chart`` as
-``spec_dict`` writes it, same keys in the same order, on every fixture run, level, precision and ceiling source."""
+"""``render.roofline.roofline_spec`` builds the roofline chart's Vega-Lite spec as a dict without Altair, and from
+:class:`Rows` without polars (``render.rows``; issue 14: ``rl roofline RUN -o x.png``): it must be exactly what
+Altair gives, the spec of ``roofline_chart`` (polars path) as ``spec_dict`` writes it, same keys in the same order,
+on every fixture run, level, precision and ceiling source."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import altair as alt
 import pytest
 
 from rooflake.render import roofline_chart, spec_dict
-from rooflake.render.roofline import SCHEMA_URL, THEME_CONFIG, roofline_spec
+from rooflake.render.roofline import roofline_spec
+from rooflake.render.rows import SCHEMA_URL, THEME_CONFIG, drawing
 from rooflake.schema import RooflineDataError
 from rooflake.store import Store
 from rooflake.views.roofline import roofline
@@ -47,7 +49,7 @@ def test_spec_equals_altairs(fixture_store: Path, ceilings: str) -> None:
     at DRAM (default ceilings; overlays with ``all``; another source's roofs with ``datasheet``)."""
     store = Store(fixture_store)
     runs = sorted(p.name.split("=", 1)[1] for p in (fixture_store / "runs").iterdir() if "=" in p.name)
-    compared = 0
+    compared, in_python = 0, 0
     for run in runs:
         for as_rows in (False, True) if ceilings == "default" else (False,):
             try:
@@ -58,7 +60,9 @@ def test_spec_equals_altairs(fixture_store: Path, ceilings: str) -> None:
                 ours, altair = _both(view, level, precision, None if i % 2 else f"run {run} · T")
                 assert ours == altair, (run, level, precision, as_rows)
                 compared += not ours.startswith("RooflineDataError")
+                in_python += drawing(view.points, view.ceilings, level, precision, None) is not None
     assert compared >= 10, compared
+    assert in_python >= (20 if ceilings == "default" else 0), in_python  # the rows path drew most of them
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".html"])
@@ -66,7 +70,7 @@ def test_saved_file_equals_save_chart(fixture_store: Path, tmp_path: Path, suffi
     """``save_roofline`` writes the bytes ``save_chart(roofline_chart(...))`` writes (PNG and SVG from the dict
     spec, HTML through Altair), for a run with zero-FLOP kernels below the chart and one without."""
     from rooflake.render import save_chart, zero_flop_table
-    from rooflake.render.roofline import save_roofline
+    from rooflake.render.rows import save_roofline
 
     store = Store(fixture_store)
     runs = sorted(p.name.split("=", 1)[1] for p in (fixture_store / "runs").iterdir() if "=" in p.name)
@@ -82,7 +86,7 @@ def test_saved_file_equals_save_chart(fixture_store: Path, tmp_path: Path, suffi
             continue
         done[zero.height > 0] += 1
         save_chart(chart, tmp_path / f"a{suffix}", below=zero)
-        save_roofline(v.points, v.ceilings, tmp_path / f"b{suffix}", below=zero, title="T")
+        assert save_roofline(v.points, v.ceilings, tmp_path / f"b{suffix}", title="T") == zero.height
         a, b = ((tmp_path / f"{n}{suffix}").read_bytes() for n in "ab")
         if suffix == ".svg":  # vl-convert numbers clip paths on from the process's previous conversions
             a, b = (re.sub(rb"clip\d+", b"clip", x) for x in (a, b))
