@@ -92,3 +92,18 @@ def test_saved_file_equals_save_chart(fixture_store: Path, tmp_path: Path, suffi
             a, b = (re.sub(rb"clip\d+", b"clip", x) for x in (a, b))
         assert a == b, run
     assert done == {True: 1, False: 1}
+
+
+def test_rows_path_reads_the_columns_the_polars_path_reads() -> None:
+    """render.rows' column lists are those of render.inputs and render.tables (the rows path fills the same
+    optional columns and writes the points' columns in the same order)."""
+    from rooflake.render import inputs, rows, tables
+
+    assert set(rows.POINT_COLUMNS) == set(inputs.POINT_REQUIRED) | set(inputs.POINT_OPTIONAL)
+    assert rows._REQUIRED == inputs.POINT_REQUIRED
+    assert set(rows.CEILING_COLUMNS) == set(inputs.CEILING_REQUIRED) | set(inputs.CEILING_OPTIONAL)
+    assert list(rows.LONG_COLUMNS) == list(tables._LONG_COLUMNS)
+    assert (rows.LEVELS, rows.PRECISIONS) == (
+        ("dram", "l2", "l1", "all"),
+        ("fp64", "fp32", "fp16", "tensor", "all"),
+    )
