@@ -58,7 +58,7 @@ WHERE o.start IS NULL OR o."end" < o.start OR o.start < 0 OR o."end" < 0 OR d.pr
     OR o.launch_calls > 1;
 
 DROP TABLE api1;
-DROP TABLE op_keys;
+DROP VIEW op_keys;
 DROP VIEW src_api;
 DROP VIEW api_raw0;
 DROP VIEW api_raw1;
