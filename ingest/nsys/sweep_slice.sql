@@ -4,34 +4,32 @@
 -- Parameters: $t_lo, $t_hi (ns): the slice's events are those at t_lo <= t < t_hi.
 -- Columns: none (statements only).
 
--- each lane's marker: a row sorted first in the lane whose delta makes the running sum over all lanes (lanes one
--- after another) restart at the lane's level before the slice: its level minus the previous lane's level after it
-CREATE OR REPLACE TEMP TABLE lane_marks AS
-SELECT s.lane,
-       s.level - coalesce(lag(s.level + coalesce(n.net, 0)) OVER (ORDER BY s.lane), 0) AS delta
-FROM lane_state AS s
-LEFT JOIN (SELECT lane, sum(kind) AS net FROM lane_events WHERE t >= $t_lo AND t < $t_hi GROUP BY lane) AS n
-    USING (lane);
-
 -- the slice's events in stack order (lane by lane), with seq (position after every earlier slice's events: it
--- grows along each lane) and the lane's open depth after each (level = running sum of kind, from the lane's
--- marker). One sort of the slice, then a streaming window in that order (a window partitioned by lane sorted and
--- windowed each lane apart: ~0.65 against ~0.45 CPU s per slice of 1.8M events). The streaming window runs on one
--- thread in its input's order; insertion order is kept for this statement so that the sorted rows reach it in order.
+-- grows along each lane) and the lane's open depth after each (level). One sort of the slice, then streaming
+-- windows in that order (a window partitioned by lane sorted and windowed each lane apart: ~0.65 against ~0.45
+-- CPU s per slice of 1.8M events): a running sum of kind over all lanes one after another (cs), and each lane's
+-- base, taken at its marker row (sorted first in the lane, kind NULL): the running sum there minus the lane's level
+-- before the slice, so that level = cs - base. Streaming windows run on one thread in their input's order;
+-- insertion order is kept for this statement so that the sorted rows reach them in order.
 SET preserve_insertion_order = true;
 
 CREATE OR REPLACE TEMP TABLE ev AS
-SELECT lane, kind, ref, t, e, (SELECT coalesce(max(seq), 0) FROM lane_state) + rn AS seq, level::INTEGER AS level
+SELECT lane, kind, ref, t, e, (SELECT coalesce(max(seq), 0) FROM lane_state) + rn AS seq,
+       (cs - base)::INTEGER AS level
 FROM (
-    SELECT x.*, row_number() OVER () AS rn, sum(x.delta) OVER (ROWS UNBOUNDED PRECEDING) AS level
+    SELECT y.*, last_value(CASE WHEN kind IS NULL THEN cs - mark_level END IGNORE NULLS) OVER (ROWS UNBOUNDED PRECEDING)
+               AS base
     FROM (
-        SELECT lane, kind, ref, t, e, kind::INTEGER AS delta, t AS t_sort, ord, sub, ref * kind AS tie
-        FROM lane_events
-        WHERE t >= $t_lo AND t < $t_hi
-        UNION ALL
-        SELECT lane, NULL, NULL, NULL, NULL, delta, -9223372036854775808, -1, 0, 0 FROM lane_marks
-        ORDER BY lane, t_sort, ord, sub, tie
-    ) AS x
+        SELECT x.*, row_number() OVER () AS rn, sum(coalesce(x.kind, 0)) OVER (ROWS UNBOUNDED PRECEDING) AS cs
+        FROM (
+            SELECT lane, kind, ref, t, e, NULL::INTEGER AS mark_level, t AS t_sort, ord, sub, ref * kind AS tie
+            FROM lane_events
+            WHERE t >= $t_lo AND t < $t_hi
+            UNION ALL
+            SELECT lane, NULL, NULL, NULL, NULL, level, -9223372036854775808, -1, 0, 0 FROM lane_state
+            ORDER BY lane, t_sort, ord, sub, tie
+        ) AS x
+    ) AS y
 )
 WHERE kind IS NOT NULL;
 
@@ -72,4 +70,3 @@ LEFT JOIN (SELECT lane, arg_max(level, seq) AS level, max(seq) AS seq FROM ev GR
 -- memory limit from the next slice's sort at 1.2M kernels, which then spilled)
 DROP TABLE ev;
 DROP TABLE ev_up;
-DROP TABLE lane_marks;
