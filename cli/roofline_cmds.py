@@ -100,11 +100,8 @@ def _draw(
     with_run: str | None,
     ceilings: CeilingSource | None = None,
 ) -> str:
-    from rooflake.render import engine
-
-    engine.start_for(
-        out
-    )  # vl-convert's engine warms up (outside the GIL) while the rest is imported and queried
+    # no engine.start_for here: vl-convert 1.9's warm-up holds the GIL while this path's imports run (they took
+    # 0.35 s instead of 0.07 s beside it), so the thread gained nothing and cost 0.03-0.04 s (issue 14, measured)
     from rooflake.render.rows import save_roofline
     from rooflake.store import Store
     from rooflake.views.roofline import roofline

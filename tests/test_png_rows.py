@@ -13,7 +13,6 @@ from typing import Any
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from rooflake.cli.roofline_cmds import roofline_title
 from rooflake.render import roofline_chart, spec_dict, zero_flop_table
 from rooflake.render.inputs import frame
 from rooflake.schema import RooflineDataError
@@ -34,6 +33,10 @@ def _runs(store: Path) -> list[str]:
 
 def _spec(view: Any, level: str, precision: str) -> dict[str, Any] | str:
     """The chart's spec of ``view``, or the error text when nothing can be drawn."""
+    from rooflake.cli.roofline_cmds import (
+        roofline_title,
+    )  # here: importing it registers the command (test_cli)
+
     title = roofline_title(view.run, view.run_id, view.grain, view.depth)
     try:
         return spec_dict(
