@@ -390,7 +390,7 @@ def spec(d: Drawing) -> dict[str, Any]:
         point_enc["shape"] = level_shape_spec({"orient": "right"})
     layers.append(layer_spec("rl_points", mark_spec("point", **POINT_MARK), point_enc, "points"))
     return {
-        "config": THEME_CONFIG,
+        "config": {k: dict(v) for k, v in THEME_CONFIG.items()},  # a copy: callers may change the spec
         "layer": layers,
         "resolve": {"scale": RESOLVE},
         "width": WIDTH,
@@ -402,10 +402,12 @@ def spec(d: Drawing) -> dict[str, Any]:
 
 
 def level_text(level: str) -> str:
+    """The memory level(s) of ``level`` (dram | l2 | l1 | all) as a chart names them: ``DRAM``, ``L1, L2 and DRAM``."""
     return "L1, L2 and DRAM" if level == "all" else LEVEL_LABEL[level]
 
 
 def prec_text(precision: str) -> str:
+    """``precision`` (fp64 | fp32 | fp16 | tensor | all) as the subtitle names it."""
     return "each kernel's dominant precision" if precision == "all" else precision
 
 
