@@ -4,29 +4,32 @@
 -- Parameters: $t_lo, $t_hi (ns): the slice's events are those at t_lo <= t < t_hi.
 -- Columns: none (statements only).
 
--- the slice's events in stack order (lane by lane), with seq (position after every earlier slice's events: it
--- grows along each lane) and the lane's open depth after each (level). One sort of the slice, then streaming
--- windows in that order (a window partitioned by lane sorted and windowed each lane apart: ~0.65 against ~0.45
--- CPU s per slice of 1.8M events): a running sum of kind over all lanes one after another (cs), and each lane's
--- base, taken at its marker row (sorted first in the lane, kind NULL): the running sum there minus the lane's level
--- before the slice, so that level = cs - base. Streaming windows run on one thread in their input's order;
+-- the slice's events in stack order (lane by lane), with seq (position in the lane) and the lane's open depth after
+-- each (level). One sort of the slice, then streaming windows in that order (a window partitioned by lane sorted and
+-- windowed each lane apart: ~0.65 against ~0.45 CPU s per slice of 1.8M events): a row number (rn) and a running sum
+-- of kind (cs) over all lanes one after another, and each lane's bases, taken at its marker row (sorted first in the
+-- lane, kind NULL, carrying the lane's state before the slice): rn and cs there minus the lane's seq and level, so
+-- that seq = rn - seq base and level = cs - level base. Streaming windows run on one thread in their input's order;
 -- insertion order is kept for this statement so that the sorted rows reach them in order.
 SET preserve_insertion_order = true;
 
 CREATE OR REPLACE TEMP TABLE ev AS
-SELECT lane, kind, ref, t, e, (SELECT coalesce(max(seq), 0) FROM lane_state) + rn AS seq,
-       (cs - base)::INTEGER AS level
+SELECT lane, kind, ref, t, e, rn - seq_base AS seq, (cs - level_base)::INTEGER AS level
 FROM (
-    SELECT y.*, last_value(CASE WHEN kind IS NULL THEN cs - mark_level END IGNORE NULLS) OVER (ROWS UNBOUNDED PRECEDING)
-               AS base
+    SELECT y.*,
+           last_value(CASE WHEN kind IS NULL THEN rn - mark_seq END IGNORE NULLS) OVER (ROWS UNBOUNDED PRECEDING)
+               AS seq_base,
+           last_value(CASE WHEN kind IS NULL THEN cs - mark_level END IGNORE NULLS) OVER (ROWS UNBOUNDED PRECEDING)
+               AS level_base
     FROM (
         SELECT x.*, row_number() OVER () AS rn, sum(coalesce(x.kind, 0)) OVER (ROWS UNBOUNDED PRECEDING) AS cs
         FROM (
-            SELECT lane, kind, ref, t, e, NULL::INTEGER AS mark_level, t AS t_sort, ord, sub, ref * kind AS tie
+            SELECT lane, kind, ref, t, e, NULL::BIGINT AS mark_seq, NULL::INTEGER AS mark_level, t AS t_sort, ord, sub,
+                   ref * kind AS tie
             FROM lane_events
             WHERE t >= $t_lo AND t < $t_hi
             UNION ALL
-            SELECT lane, NULL, NULL, NULL, NULL, level, -9223372036854775808, -1, 0, 0 FROM lane_state
+            SELECT lane, NULL, NULL, NULL, NULL, seq, level, -9223372036854775808, -1, 0, 0 FROM lane_state
             ORDER BY lane, t_sort, ord, sub, tie
         ) AS x
     ) AS y
