@@ -10,6 +10,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflakeError, RunNotFoundError, UsageError
 from rooflake.views.compare import Comparison, compare
+from rooflake.views.runs import row_dicts, rows_where
 from rooflake.views.time_roofline import LaunchOverhead, TimeRoofline, launch_overheads, time_rooflines
 
 TOP = 10
@@ -209,15 +210,15 @@ def _tables(store: Any, run_ids: list[str]) -> dict[str, Any]:
     }
     p = {"run_ids": run_ids, "top": TOP}
     out.update({name: fetch(con, name, p) for name in ("top_layers", "top_kernels")})
-    out["runs"] = {r["run_id"]: r for r in fetch(con, "report_run_info", {"run_ids": run_ids}).to_pylist()}
+    # as rows: a TIMESTAMPTZ through pyarrow's to_pylist imports pandas (~0.1 s of every report; issue 14)
+    info = row_dicts(fetch(con, "report_run_info", {"run_ids": run_ids}, as_pylist=True))
+    out["runs"] = {r["run_id"]: r for r in info}
     return out
 
 
 def _of(table: Any, run_id: str, drop: bool = False) -> Any:
     """The rows of ``run_id`` (in their order), without the ``run_id`` column when ``drop``."""
-    import pyarrow.compute as pc
-
-    mine = table.filter(pc.equal(table["run_id"], run_id))
+    mine = rows_where(table, "run_id", run_id)
     return mine.select([c for c in mine.column_names if c != "run_id"]) if drop else mine
 
 

@@ -13,10 +13,15 @@ def run_info(con: Any, run_id: str) -> dict[str, Any]:
     every column of the ``runs`` table (``source_path``, ``gpu_name``, ``labels`` as (key, value) pairs, ...)."""
     # DuckDB's own values, as pyarrow's to_pylist() gives them (fetch_pylist): a TIMESTAMPTZ through pyarrow
     # imports pandas (+0.4 s CPU of every rl roofline; issue 14)
-    got = fetch(con, "run_info", {"run_id": run_id}, as_pylist=True)
-    if not isinstance(got, Rows):  # a type fetch_pylist leaves to Arrow
-        return dict(got.to_pylist()[0])
-    return dict(zip(got.names, got.rows[0], strict=True))
+    return row_dicts(fetch(con, "run_info", {"run_id": run_id}, as_pylist=True))[0]
+
+
+def row_dicts(got: Any) -> list[dict[str, Any]]:
+    """The rows of ``fetch(..., as_pylist=True)`` as dicts (column name -> value), the values ``to_pylist`` gives:
+    :class:`rooflake.schema.duck.Rows` without pyarrow, or a table of a type ``fetch_pylist`` leaves to Arrow."""
+    if not isinstance(got, Rows):
+        return list(got.to_pylist())
+    return [dict(zip(got.names, row, strict=True)) for row in got.rows]
 
 
 def run_list(store: Any, *, as_rows: bool = False) -> Any:
@@ -25,3 +30,17 @@ def run_list(store: Any, *, as_rows: bool = False) -> Any:
     :class:`rooflake.schema.duck.Rows` (no pyarrow: what ``rl runs`` prints). Raises :class:`QueryError` when the
     store cannot be read."""
     return fetch(connect(store), "run_list", as_rows=as_rows)
+
+
+def rows_where(table: Any, column: str, value: Any) -> Any:
+    """The rows of Arrow ``table`` whose ``column`` equals ``value`` (a Python value), in their order; no rows
+    when none does. The value compared is the column's own Arrow scalar: converting a Python value to Arrow
+    (``pc.equal(col, "x")``) imports pandas wherever it is installed (~0.1 s CPU of every report; issue 14)."""
+    import pyarrow.compute as pc
+
+    col = table[column]
+    try:
+        i = col.to_pylist().index(value)
+    except ValueError:
+        return table.slice(0, 0)
+    return table.filter(pc.equal(col, col[i]))

@@ -12,7 +12,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import RooflakeError, RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import RunRoofs, run_roofs
-from rooflake.views.runs import run_info
+from rooflake.views.runs import rows_where, run_info
 
 #: t_o when neither an option nor an nsys trace gives one: 1 us. Below the GPU durations of the shortest kernels in
 #: the fixture reports (ncu 3.2 us, nsys 0.9 us) and within the back-to-back gaps their nsys traces give
@@ -223,9 +223,7 @@ def _by_run(rows: Any, ids: list[str]) -> dict[str, Any]:
     """``rows`` (a table with a ``run_id`` column, each run's rows together) split by run, in their order."""
     if rows is None:
         return {}
-    import pyarrow.compute as pc
-
-    return {rid: rows.filter(pc.equal(rows["run_id"], rid)) for rid in ids}
+    return {rid: rows_where(rows, "run_id", rid) for rid in ids}
 
 
 def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int) -> Any:
@@ -234,7 +232,7 @@ def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int)
     import polars as pl
     import pyarrow.compute as pc
 
-    kernels = rows.filter(pc.equal(rows["grain"], "kernel"))
+    kernels = rows_where(rows, "grain", "kernel")
     df = pl.from_arrow(kernels)
     assert isinstance(df, pl.DataFrame)
     usable = df.filter(
@@ -247,7 +245,7 @@ def _points(rows: Any, run_id: str, run: dict[str, Any], grain: str, depth: int)
         raise _nothing_to_draw(run_id, run, kernels.num_rows)
     if grain == "kernel":
         return kernels
-    layers = rows.filter(pc.and_(pc.equal(rows["grain"], "layer"), pc.equal(rows["depth"], depth)))
+    layers = rows_where(rows_where(rows, "grain", "layer"), "depth", depth)
     if layers.num_rows == layers["t_min_ns"].null_count:
         deepest = pc.max(rows["depth"]).as_py() or 0
         raise RooflineDataError(
