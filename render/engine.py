@@ -2,7 +2,8 @@
 warmed up while the caller still queries and builds its charts.
 
 vl-convert holds the GIL while it converts, and its first conversion in a process starts a JavaScript engine
-(about 0.5 s of CPU, mostly outside the GIL); the conversions themselves take 0.05-0.3 s. So a thread cannot
+(about 0.5 s of CPU, holding the GIL for much of it: Python imports beside it took 0.35 s instead of 0.07 s,
+measured with vl-convert 1.9); the conversions themselves take 0.05-0.3 s. So a thread cannot
 overlap conversions with anything, and a report that renders its charts one after another pays every one in
 turn; a command drawing one chart warms the engine on a thread (:func:`start_for`) and converts in its own
 process. :func:`start` launches ``workers``
@@ -121,8 +122,9 @@ def start_for(path: str | os.PathLike[str]) -> None:
     the caller imports, queries the store and builds the chart (a command drawing one chart calls this first).
 
     One chart renders here, not in a renderer process: a spawned process costs an interpreter and its imports
-    (``rl roofline -o x.png`` took 0.2 s more CPU that way), and the warm-up runs outside the GIL, so it
-    overlaps the caller's work as well."""
+    (``rl roofline -o x.png`` took 0.2 s more CPU that way). The warm-up holds the GIL for much of its time, so
+    it overlaps only the caller's waits outside Python (DuckDB queries): ``rl roofline --time`` gains from it
+    (2.17 vs 2.26 s), the one-chart PNG path of :mod:`rooflake.render.rows` does not and skips it."""
     if Path(path).suffix.lower() in (".png", ".svg"):
         warm_here()
 
@@ -132,7 +134,7 @@ _warming: list[Any] = []
 
 def warm_here() -> None:
     """Start vl-convert's JavaScript engine of this process on a daemon thread: its first conversion (about 0.5 s,
-    spent outside the GIL) overlaps the caller's work; a later conversion waits for it inside vl-convert."""
+    much of it holding the GIL) overlaps the caller's waits outside Python; a later conversion waits for it inside vl-convert."""
     import threading
 
     if not _warming:
