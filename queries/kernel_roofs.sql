@@ -2,7 +2,8 @@
 -- kernel x ceiling) pivoted wide (ncu reports a peak per launch, at that launch's clocks). Tensor: the kernel's own
 -- tensor roof, the ceiling tensor_roof(kernels.provenance) names: the peak ncu pairs with the op path carrying most
 -- of its tensor ops (dense FP16->FP32 for an mma.sync FP16 kernel on Ada, HGMMA FP16 on Hopper, 512 x tensor-pipe
--- instructions on Volta), chosen once at ingest (rooflake.ingest.derive).
+-- instructions on Volta), chosen once at ingest (rooflake.ingest.derive). Rows come by run, then by kernel launch
+-- (kernel_id, the launch's index in its report): a report's kernels top to bottom, the same order on every read.
 -- Columns:
 --   run_id         run
 --   kernel_id      kernel launch
@@ -30,3 +31,4 @@ SELECT
 FROM ceilings AS c
 LEFT JOIN k ON k.run_id = c.run_id AND k.kernel_id = c.kernel_id
 GROUP BY c.run_id, c.kernel_id
+ORDER BY c.run_id, c.kernel_id
