@@ -56,9 +56,13 @@ def ceiling_choice(value: CeilingSource | None) -> str:
 
 def roofs_text(rows: Any) -> str:
     """``, roofs: <source> (<machine>)[; dashed: <sources>]`` for a view's ceilings rows
-    (:func:`rooflake.views.ceilings.run_roofs`), or ``, no roofs`` when there are none."""
-    own = {r["source"]: r["machine_key"] for r in rows.to_pylist() if not r.get("overlay")}
-    more = list(dict.fromkeys(r["source"] for r in rows.to_pylist() if r.get("overlay")))
+    (:func:`rooflake.views.ceilings.run_roofs`: an Arrow table, or DuckDB rows where ``roofline(..., as_rows=True)``
+    gave them), or ``, no roofs`` when there are none."""
+    from rooflake.views.runs import row_dicts
+
+    dicts = row_dicts(rows)
+    own = {r["source"]: r["machine_key"] for r in dicts if not r.get("overlay")}
+    more = list(dict.fromkeys(r["source"] for r in dicts if r.get("overlay")))
     if not own and not more:
         return ", no roofs"
     named = ", ".join(f"{s} ({m})" if s != "ncu-report" else s for s, m in own.items())

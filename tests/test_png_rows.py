@@ -130,3 +130,23 @@ def test_png_command_imports_no_pyarrow(fixture_store: Path, tmp_path: Path) -> 
     loaded = json.loads(p.stdout.rsplit("LOADED", 1)[1])
     assert loaded == [], loaded
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_png_command_names_report_roofs(fixture_store: Path, tmp_path: Path) -> None:
+    """``rl roofline RUN --ceilings report -o x.png`` on a run with report peaks (the rows path) names its roofs in
+    its summary line, exit 0 (it raised AttributeError: the rows have no ``to_pylist``; found in review)."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    store = Store(fixture_store)
+    views = [v for r in _runs(fixture_store) if not isinstance(v := _view(store, r, "dram", True), str)]
+    run = next(
+        v.run_id for v in views if isinstance(v.ceilings, Rows) and isinstance(_spec(v, "dram", "all"), dict)
+    )
+    for fmt in ("png", "svg", "html"):
+        out = tmp_path / f"x.{fmt}"
+        args = ["roofline", run, "--store", str(fixture_store), "-o", str(out), "--ceilings", "report"]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert ", roofs: ncu-report" in res.output and out.stat().st_size > 0
