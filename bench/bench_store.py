@@ -16,7 +16,10 @@ Floors and peers:
 - ncu ingest: the lossless floor (``ncu_report`` reading every value, unit and correlation id), one fresh process
   per report, as many at once as cores (what a correct reader must do, see CHANGELOG), against ``rl ingest``;
 - charts: ``rl report`` per chart (goal <= 0.35 s), and ``rl roofline -o x.png`` against a plain Altair +
-  vl-convert script drawing the same run's kernels (bench/plain_chart.py).
+  vl-convert script drawing the same run's kernels (bench/plain_chart.py);
+- nsys ingest at the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges): its peak RSS beside the 500 MB goal,
+  its time beside nsys-ai's cache build and the pandas baseline (``bench_nsys.big_report``, 3 runs each; skipped
+  with ``RL_BENCH_NSYS_BIG=0``).
 """
 
 from __future__ import annotations
@@ -269,6 +272,23 @@ def bench_charts(small: Path, big: Path) -> None:
     per_chart(small, [], "the 10 runs of the small store (the charts' own cost, reads cheap)", runs=3)
 
 
+def bench_nsys_big() -> None:
+    """The nsys rows: ``bench_nsys.big_report``'s medians (wall, CPU) and peak RSS, beside each peer's."""
+    if os.environ.get("RL_BENCH_NSYS_BIG", "1") == "0":
+        return
+    import bench_nsys
+
+    got = bench_nsys.big_report()
+    if "rl ingest" not in got:
+        return
+    wall, cpu, rss = got["rl ingest"]
+    work = f"nsys ingest, range-heavy copy x{bench_nsys.BIG_FACTOR} (1.2M kernels)"
+    TABLE.append((f"{work}: peak RSS", f"{rss:.0f} MB", "-", "-", f"<= {bench_nsys.RL_MEMORY_GOAL_MB} MB"))
+    for name, goal in bench_nsys.GOALS.items():
+        if name in got:
+            row(f"{work} vs {name}", (wall, cpu), got[name][:2], f"<= {1 / goal:.2f}x ({goal:.0f}x faster)")
+
+
 def main() -> None:
     print(
         f"{CORES} cores; stores under {CACHE}; {RUNS} runs of each command, interleaved, medians", flush=True
@@ -289,6 +309,7 @@ def main() -> None:
     bench_history(big, compacted)
     bench_ingest()
     bench_charts(small, big)
+    bench_nsys_big()
     widths = [
         max(len(r[i]) for r in [("work", "rooflake", "floor/peer", "ratio", "goal"), *TABLE])
         for i in range(5)
