@@ -18,19 +18,18 @@ is the commit), and readers are given the files of each run's committed generati
 
 Modules: :mod:`~rooflake.store.layout` (paths), :mod:`~rooflake.store.publish` (atomic publish, crash clean-up),
 :mod:`~rooflake.store.database` (the DuckDB views, read-only by default), :mod:`~rooflake.store.doctor` (damaged
-files), :mod:`~rooflake.store.remote` (stores on object storage). :class:`Store` is the public face of all five.
+files), :mod:`~rooflake.store.remote` (stores on object storage), :mod:`~rooflake.store.freshness` (whether a
+cached database still reads what the store holds). :class:`Store` is the public face of all six.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import RunNotFoundError
 from rooflake.schema.duck import DuckTable, sql_file
-from rooflake.store import database, layout
+from rooflake.store import database, freshness, layout
 from rooflake.store.database import refuse_writes, run_read_only
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, STAGING, default_root
 
@@ -52,26 +51,6 @@ __all__ = [
     "refuse_writes",
     "run_read_only",
 ]
-
-
-#: a folder changed less than this long ago (ns) may change again within the same tick of its file system's clock
-RACY_NS = 2_000_000_000
-
-
-def _folder_state(folder: Path) -> tuple[int, ...]:
-    """What changes when a run folder appears in or leaves ``folder`` (a publish, a compaction), from one ``stat``
-    rather than a listing of 10,000 run folders: its modification time (ns) and link count (2 + its folders, where
-    the file system counts them; 1 on btrfs, and on ext4 past 65,000 folders). ``(0, 0)`` when it does not exist.
-    A folder modified less than :data:`RACY_NS` ago gives a key that matches no other (git's "racily clean" rule):
-    a second change in the same clock tick would leave both stamps as they were, so a database built then is
-    rebuilt on the next connect."""
-    try:
-        st = os.stat(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return (0, 0)
-    if time.time_ns() - st.st_mtime_ns < RACY_NS:
-        return (st.st_mtime_ns, st.st_nlink, time.monotonic_ns())
-    return (st.st_mtime_ns, st.st_nlink)
 
 
 def __getattr__(name: str) -> Any:
@@ -111,7 +90,9 @@ class Store:
         self.only_runs = sorted(set(only_runs)) if only_runs is not None else None
         if self.url is None:
             layout.check_root(self._dir)
-        self._db: tuple[tuple[Any, ...], Any] | None = None
+        #: the cached database: what it was built from (:meth:`connect`'s arguments and, on object storage, the
+        #: listing), what a look at a local store found then (:class:`~rooflake.store.freshness.Seen`), itself
+        self._db: tuple[tuple[Any, ...], freshness.Seen | None, Any] | None = None
 
     @property
     def _dir(self) -> Path:
@@ -259,19 +240,19 @@ class Store:
         (the queries' macros) is run first, ``after`` (the queries' table macros, which bind to the views) last.
         Unless ``unsafe``, the database reads the store's files and nothing
         else, and its settings are locked (no ``COPY … TO``, ``ATTACH``, ``INSTALL``). The database is built once
-        per Store object and rebuilt when runs or tables appear or disappear: binding the views' globs costs
-        ~0.25 s at 1,000 runs, a cursor nothing. On object storage the store is listed on every call (the views
+        per Store object and rebuilt only when the store changed since (a run or a table's partition folder
+        appears, goes or is replaced, a compaction commits): binding the views' globs costs ~0.25 s at 1,000 runs,
+        a cursor nothing. A local store is checked with one ``stat`` per table folder and of ``compacted.json``,
+        and their contents while one changed too recently for its stamp to show a second change
+        (:mod:`rooflake.store.freshness`). On object storage the store is listed on every call (the views
         name each run's committed files: :class:`rooflake.store.remote.Snapshot`)."""
         where: Path | remote.Snapshot
+        files: tuple[Any, ...] = ()
         if self.url is not None:
             where = _snapshot(self.url, self.only_runs)
-            files: tuple[Any, ...] = where.key()
+            files = where.key()
         else:
             where = self._dir
-            files = (
-                tuple(layout.has_files(self._dir, t) for t in ALL_TABLES),
-                _folder_state(self._dir / "runs"),
-            )
         key = (
             tuple(self.only_runs or ()),
             files,
@@ -280,10 +261,17 @@ class Store:
             after,
             unsafe,
         )
-        if self._db is None or self._db[0] != key:
-            con = database.build(where, self.only_runs, extra_views, setup, after=after, unsafe=unsafe)
-            self._db = (key, con)
-        return self._db[1].cursor()
+        if self._db is not None and self._db[0] == key:
+            if self.url is not None:  # the same committed files on object storage
+                return self._db[2].cursor()
+            seen = self._db[1] and freshness.unchanged(self._db[1], self._dir)
+            if seen is not None:
+                self._db = (key, seen, self._db[2])
+                return self._db[2].cursor()
+        seen = freshness.look(self._dir) if self.url is None else None  # before the build reads the store
+        con = database.build(where, self.only_runs, extra_views, setup, after=after, unsafe=unsafe)
+        self._db = (key, seen, con)
+        return con.cursor()
 
     def query(
         self,
