@@ -4,13 +4,15 @@ What a database reads is decided when it is built: the partition folders of ever
 published runs (``STORE/runs``) and the compaction (``STORE/compacted.json``). A change to any of them adds,
 removes or renames an entry of one of these folders, or replaces the manifest, and so changes the ``stat`` of that
 folder or file: its modification and change times (ns), link count (2 + its folders where the file system counts
-them), size, inode. A :class:`Seen` holds those stamps, one ``stat`` per path (9 in all), instead of a listing of
-10,000 run folders per table.
+them), size, inode. (A ``--force`` re-ingest that replaces a run's files inside their folders changes no path a
+database names, and its views read files afresh on every query: nothing to rebuild.) A :class:`Seen` holds those
+stamps, one ``stat`` per path (9 in all), instead of a listing of 10,000 run folders per table.
 
 A stamp cannot show a second change within the same tick of the file system's clock when the link count and size
 come out as before (a run folder removed and another added; btrfs, and ext4 past 65,000 folders, keep the count
 at 1). So a path whose modification or change time lies less than :data:`RACY_NS` before the moment it is looked at
-(or after it: another machine's clock) is *racy* (git's racily-clean rule): its contents are kept beside the stamp
+(or after it: a file server's clock ahead of this machine's; one lagging it by more than that is not
+caught) is *racy* (git's racily-clean rule): its contents are kept beside the stamp
 (:func:`contents`: a folder's entries with their inode numbers, the manifest's SHA-256), and checked again, instead
 of the stamp, on each later look. Only a change rebuilds the database; a look that finds the contents as they were
 and the path no longer racy drops them, so from then on one ``stat`` per path decides again.
