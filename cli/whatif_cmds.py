@@ -33,7 +33,8 @@ def whatif(
 ) -> None:
     """Scale ceilings (--scale dram=2 --scale tensor=1.5), recompute every kernel's T_min and predict its time at
     its measured inefficiency s = T/T_min; per layer and run, the predicted total and the layers that limit it.
-    Predicted times are modelled."""
+    Predicted times are modelled: every row names the roofs they are modelled against (ceilings_source,
+    ceilings_machine; per kernel bound_ceiling and bound_scaled_ceiling)."""
     from rooflake.store import Store
     from rooflake.views.whatif import parse_scales
     from rooflake.views.whatif import whatif as run_whatif

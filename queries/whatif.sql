@@ -5,8 +5,13 @@
 -- predicted time is s * T_min'. A kernel without a known T_min (no counters or no roofs) keeps its measured time
 -- (modelled = false). Layers (NVTX depth $depth) and the run sum their kernels; share_of_predicted says which layers
 -- hold the predicted total: the ones that stop improving are where the next bottleneck is (Amdahl over layers).
+-- The roofs (P_p, W_l) are those kernel_roofs gives: the report's own per-launch peaks from plain SQL; rl whatif
+-- --ceilings shadows kernel_roofs with another source's (rooflake.views.ceilings.run_roofs) and names it in
+-- $ceilings_source and $ceilings_machine, which every row carries, so a modelled number says what it is modelled
+-- against.
 -- Parameters: $run_id, $launch_overhead_ns, $scale_fp64 = 1, $scale_fp32 = 1, $scale_fp16 = 1, $scale_tensor = 1,
--- $scale_l1 = 1, $scale_l2 = 1, $scale_dram = 1, $scale_launch = 1, $depth = 1.
+-- $scale_l1 = 1, $scale_l2 = 1, $scale_dram = 1, $scale_launch = 1, $depth = 1, $ceilings_source = 'ncu-report',
+-- $ceilings_machine = NULL.
 -- Columns:
 --   run_id                run
 --   grain                 kernel | layer | run: what one row is
@@ -15,9 +20,9 @@
 --   name                  kernels: short name; layers: the layer; run: '(run)'
 --   n_kernels             launches summed (1 for a kernel)
 --   duration_ns           ns, measured T (sums for layers and the run)
---   t_min_ns              ns, T_min with the measured ceilings (sums over modelled kernels)
+--   t_min_ns              ns, T_min with the unscaled roofs of ceilings_source (sums over modelled kernels)
 --   inefficiency          s = T / T_min (layers and run: over their modelled kernels)
---   bound                 the largest term with the measured ceilings (kernels only)
+--   bound                 the largest term with the unscaled roofs (kernels only)
 --   t_min_scaled_ns       ns, T_min' with the scaled ceilings (sums over modelled kernels)
 --   bound_scaled          the largest term with the scaled ceilings (kernels only): FP64 | FP32 | FP16 | TENSOR |
 --                         L1 | L2 | DRAM | launch_overhead
@@ -25,6 +30,19 @@
 --   speedup               duration_ns / predicted_ns
 --   share_of_predicted    predicted_ns / the run's predicted_ns
 --   modelled              kernels: T_min known (the prediction is a model); layers/run: every kernel modelled
+--   bound_ceiling         kernels: the roof behind `bound`, named as the roofs' rows name their ceiling
+--                         (source_run_ceilings, run_ceilings): DRAM | L2 | L1 | FP64 | FP32 | FP16 | the kernel's
+--                         tensor roof (kernel_roofline.peak_ceiling, e.g. 'TENSOR FP16→FP32') | launch_overhead
+--                         (t_o); layers/run: NULL
+--   bound_scaled_ceiling  kernels: the roof behind `bound_scaled`, named the same way (scaled there by its
+--                         --scale factor); layers/run: NULL
+--   ceilings_source       the source of the roofs every T_min above is computed against (ceilings.source):
+--                         ncu-report (the report's peak_sustained x each launch's clock) | measured | ert | ert-spec |
+--                         datasheet (boost clock) ($ceilings_source; NULL when the run's machine has no roofs, and
+--                         then no kernel is modelled)
+--   ceilings_machine      the machine those roofs are of, as their rows' machine_key: report 'gpu|cc|SM clock' of
+--                         the profiled clock (e.g. 'NVIDIA H100 PCIe|9.0|1095MHz'), datasheet the catalog GPU
+--                         ('H100 PCIe'), ERT/measured the machine named ($ceilings_machine; NULL from plain SQL)
 WITH t AS (
     SELECT * FROM time_roofline($run_id, $launch_overhead_ns, 'parameter') WHERE grain = 'kernel'
 ),
@@ -32,6 +50,7 @@ pipes AS (
     SELECT
         kernel_id,
         precision,
+        peak_ceiling,
         CASE WHEN flops >= 0 AND NOT isnan(flops) AND peak_flops_per_s > 0 AND NOT isnan(peak_flops_per_s)
             THEN flops / (peak_flops_per_s * CASE precision
                 WHEN 'fp64' THEN $scale_fp64 WHEN 'fp32' THEN $scale_fp32
@@ -43,6 +62,10 @@ pipes AS (
 pipe AS (
     SELECT kernel_id, arg_max(upper(precision), compute_ns) AS pipe, max(compute_ns) AS compute_ns
     FROM pipes GROUP BY kernel_id
+),
+-- the ceiling each pipe's term divides by, to name a pipe bound (the tensor roof is the kernel's own)
+roof AS (
+    SELECT DISTINCT kernel_id, upper(precision) AS pipe, peak_ceiling FROM pipes
 ),
 terms AS (
     SELECT
@@ -92,20 +115,26 @@ kp AS (
 ),
 rows AS (
     SELECT
-        run_id, 'kernel' AS grain, kernel_id, layer, name, 1 AS n_kernels, duration_ns, t_min_ns, inefficiency,
-        bound, t_min_scaled_ns, bound_scaled, predicted_ns, modelled
+        kp.run_id, 'kernel' AS grain, kp.kernel_id, layer, name, 1 AS n_kernels, duration_ns, t_min_ns,
+        inefficiency, bound, t_min_scaled_ns, bound_scaled, predicted_ns, modelled,
+        CASE WHEN bound IN ('DRAM', 'L2', 'L1', 'launch_overhead') THEN bound ELSE r.peak_ceiling END
+            AS bound_ceiling,
+        CASE WHEN bound_scaled IN ('DRAM', 'L2', 'L1', 'launch_overhead') THEN bound_scaled ELSE rs.peak_ceiling END
+            AS bound_scaled_ceiling
     FROM kp
+    LEFT JOIN roof AS r ON r.kernel_id = kp.kernel_id AND r.pipe = kp.bound
+    LEFT JOIN roof AS rs ON rs.kernel_id = kp.kernel_id AND rs.pipe = kp.bound_scaled
     UNION ALL
     SELECT
         run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
-        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled)
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled), NULL, NULL
     FROM kp GROUP BY run_id, layer
     UNION ALL
     SELECT
         run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
-        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled)
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled), NULL, NULL
     FROM kp GROUP BY run_id
 )
 SELECT
@@ -124,6 +153,10 @@ SELECT
     predicted_ns,
     duration_ns / predicted_ns AS speedup,
     predicted_ns / sum(predicted_ns) FILTER (WHERE grain = 'run') OVER () AS share_of_predicted,
-    modelled
+    modelled,
+    bound_ceiling,
+    bound_scaled_ceiling,
+    $ceilings_source::VARCHAR AS ceilings_source,
+    $ceilings_machine::VARCHAR AS ceilings_machine
 FROM rows
 ORDER BY CASE grain WHEN 'run' THEN 0 WHEN 'layer' THEN 1 ELSE 2 END, predicted_ns DESC, kernel_id

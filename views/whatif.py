@@ -24,8 +24,13 @@ class WhatIf:
 
     - ``run_id``; ``scales``: every key of :data:`SCALES` with its factor (1 = unchanged); ``depth``: NVTX depth
       of a layer; ``launch_overhead``: the t_o used (:class:`LaunchOverhead`).
-    - ``rows``: the ``whatif`` query's rows (queries/whatif.sql: grain kernel | layer | run, duration_ns, t_min_ns,
-      inefficiency, bound, t_min_scaled_ns, bound_scaled, predicted_ns (ns), speedup, share_of_predicted, modelled).
+    - ``rows``: the ``whatif`` query's rows (queries/whatif.sql: run_id, grain kernel | layer | run, kernel_id,
+      layer, name, n_kernels, duration_ns, t_min_ns (ns), inefficiency, bound, t_min_scaled_ns (ns), bound_scaled,
+      predicted_ns (ns), speedup, share_of_predicted, modelled, bound_ceiling and bound_scaled_ceiling (kernels: the
+      ceiling behind each bound, as the roofs' rows name it, e.g. 'TENSOR FP16→FP32' or 'DRAM'), ceilings_source
+      (every row: the roofs the T_min terms are computed against: ncu-report | measured | ert | ert-spec |
+      datasheet; NULL when the machine has none) and ceilings_machine (their machine_key: 'NVIDIA H100
+      PCIe|9.0|1095MHz' for the report's peaks at the profiled clock, 'H100 PCIe' for the datasheet's)).
     - ``total``: the run row as a dict; ``layers``/``kernels``: their rows (Arrow), largest predicted time first.
     - ``ceilings``: the rows of the roofs scaled (:func:`rooflake.views.ceilings.run_roofs`: run_ceilings' columns
       plus source_label and overlay); ``choice``: the source asked for (default | report | datasheet | ert |
@@ -71,6 +76,14 @@ def parse_scales(items: list[str]) -> dict[str, float]:
     return out
 
 
+def roofs_machine(rows: Any) -> str | None:
+    """The ``machine_key`` of the roofs a view is against: of the rows of :func:`rooflake.views.ceilings.run_roofs`
+    (an Arrow table) that are no overlay; several distinct keys joined with ``, `` in their order; None without
+    any row."""
+    keys, overlay = rows.column("machine_key").to_pylist(), rows.column("overlay").to_pylist()
+    return ", ".join(dict.fromkeys(k for k, o in zip(keys, overlay, strict=True) if k and not o)) or None
+
+
 def whatif(
     store: Any,
     run_id: str | None,
@@ -85,7 +98,8 @@ def whatif(
     :func:`rooflake.views.time_roofline.launch_overhead` chooses it. ``ceilings`` (default | report | datasheet |
     ert | measured): the source of the roofs scaled, as :func:`rooflake.views.time_roofline.time_roofline` takes it
     (:func:`rooflake.views.ceilings.run_roofs`: the kernels' T_min, s and the predictions are against that source's
-    roofs; ``all`` overlays sources on a chart and predicts nothing more, so it is refused). Raises
+    roofs, and every row names them: ``ceilings_source``, ``ceilings_machine``, ``bound_ceiling``; ``all`` overlays
+    sources on a chart and predicts nothing more, so it is refused). Returns :class:`WhatIf`. Raises
     :class:`RunNotFoundError`, :class:`UsageError` (bad t_o, depth or ``ceilings``), :class:`RooflineDataError` (the
     source has no ceiling of the run's machine), :class:`QueryError`."""
     if depth < 1:
@@ -99,6 +113,7 @@ def whatif(
     overhead = launch_overhead(store, run_id, launch_overhead_ns)
     roofs = run_roofs(store, run_id, ceilings)
     params: dict[str, Any] = {"run_id": run_id, "launch_overhead_ns": overhead.value_ns, "depth": depth}
+    params |= {"ceilings_source": roofs.source, "ceilings_machine": roofs_machine(roofs.rows)}
     params |= {f"scale_{k}": float(v) for k, v in scales.items()}
     rows = fetch(connect(store), "whatif", params, tables=roofs.tables, what=f"what-if of run {run_id}")
     grain = rows.column("grain").to_pylist()
