@@ -144,10 +144,10 @@ def report_runs(
 
     Reads only the files of those runs and of their previous runs, and the ``runs`` table once to find the
     previous runs (at 10,000 runs its files take 2 s): without ``run_ids`` in the scan that selects the runs, with
-    them on a thread while their own files are read. When a
-    previous run is not one of the report's, the launch overheads and the time-based rooflines (whose t_o and
-    roofs may come from another run read: :func:`launch_overheads`, :func:`rooflake.views.ceilings.run_roofs`) are
-    asked again over every run read, so a report's numbers are those of the views over all of them."""
+    them on a thread while their own tables are read. The launch overheads and the time-based rooflines, whose t_o
+    may come from another run read (:func:`launch_overheads`: an nsys run of the same GPU), are asked once, over
+    every run read (the report's and their previous runs), once the previous runs are known, so a report's numbers
+    are those of the views over all of them."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rooflake.store import Store
@@ -155,30 +155,20 @@ def report_runs(
     after = parse_since(since) if since else None
     if run_ids:  # their own files give them; the previous runs are read meanwhile
         ids = select_runs(store, run_ids=run_ids, where=where)
+        own = Store(store.root, only_runs=ids)
         with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
             asked = pool.submit(previous_runs, store, ids)
-            own, tables, times = _own(store, ids)
+            tables = _tables(own, ids)
             previous = asked.result()
     else:  # one scan of the runs table gives both
         ids, previous = _selected_with_previous(store, after, where)
-        own, tables, times = _own(store, ids)
+        own = Store(store.root, only_runs=ids)
+        tables = _tables(own, ids)
     reads = sorted(set(ids) | {p for p in previous.values() if p})
-    part = own
-    if len(reads) > len(ids):
-        part = Store(store.root, only_runs=reads)
-        overheads = launch_overheads(part, ids)
-        times = time_rooflines(part, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
+    part = own if len(reads) == len(ids) else Store(store.root, only_runs=reads)
+    overheads = launch_overheads(part, ids)
+    times = time_rooflines(part, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
     return ids, (_run_report(part, rid, tables, times[rid], previous.get(rid)) for rid in ids)
-
-
-def _own(store: Any, ids: list[str]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """A store over the runs ``ids`` only, their tables (:func:`_tables`) and time-based rooflines there."""
-    from rooflake.store import Store
-
-    own = Store(store.root, only_runs=ids)
-    tables = _tables(own, ids)
-    overheads = launch_overheads(own, ids)
-    return own, tables, time_rooflines(own, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
 
 
 def run_reports(
