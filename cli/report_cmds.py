@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice
 from rooflake.cli.common import (
     Fmt,
     FmtOpt,
@@ -22,10 +23,26 @@ from rooflake.cli.common import (
     parse_labels,
 )
 
+#: ``rl report --ceilings``: rl roofline's choices (:class:`CeilingSource`) and meaning, for both charts of each run;
+#: without it each chart keeps the roofs the report always drew.
+ReportCeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs of each run's roofline and time-based roofline, as rl roofline --ceilings takes them: the "
+        "report's peaks (profiled clock), the datasheet (boost clock), ERT, measured ceilings, or all (the others "
+        "dashed); a run without them gets a note. Default: the roofline on the report's own peaks, the time-based "
+        "one on the report's, else measured, else datasheet.",
+    ),
+]
+
 
 def section(r: Any) -> dict[str, Any]:
     """One run's report section for :func:`rooflake.render.report.write_report`, from a
-    :class:`rooflake.views.report.RunReport`: its charts (roofline, time-based roofline), tables and notes."""
+    :class:`rooflake.views.report.RunReport`: its charts (roofline, time-based roofline), tables and notes. With
+    ``--ceilings`` (``r.roofs`` not ``default``) a note names the roofs both charts are drawn against
+    (:func:`rooflake.cli.ceilings_cmds.roofs_text`), and their legends the source of each roof."""
+    from rooflake.cli.ceilings_cmds import roofs_text
     from rooflake.cli.roofline_cmds import time_chart
     from rooflake.render import roofline_chart, zero_flop_table
     from rooflake.schema import RooflakeError
@@ -45,7 +62,12 @@ def section(r: Any) -> dict[str, Any]:
         "tables": [],
         "notes": [],
     }
+    if r.roofs != "default" and r.roofline_note is None:
+        against = f"--ceilings {r.roofs}{roofs_text(r.ceilings)}"  # the roofs both charts are drawn against
+        sec["notes"].append(f"roofline and time-based roofline against {against}")
     try:
+        if r.roofline_note is not None:  # the source has no ceiling of this run's machine
+            raise RooflakeError(r.roofline_note)
         chart = roofline_chart(r.points, r.ceilings, level="all", precision="all", title=f"run {r.run_id}")
         sec["charts"].append(("hierarchical roofline", chart))
     except RooflakeError as e:
@@ -103,6 +125,7 @@ def report(
         list[str] | None, typer.Option("--runs", help="These runs (repeatable; overrides --since).")
     ] = None,
     where: WhereOpt = None,
+    ceilings: ReportCeilingsOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers and
@@ -113,7 +136,10 @@ def report(
     from rooflake.views.report import report_runs
 
     engine.start()  # a renderer per core, warming up while the runs are queried
-    ids, reports = report_runs(Store(store), since=since, run_ids=runs, where=parse_labels(where, "--where"))
+    labels = parse_labels(where, "--where")
+    ids, reports = report_runs(
+        Store(store), since=since, run_ids=runs, where=labels, ceilings=ceiling_choice(ceilings)
+    )
     n = len(ids)
     # each run's charts render on the other cores while the next run is read
     res = write_report((section(r) for r in reports), out, title=f"rooflake report — {n} run(s)")

@@ -9,9 +9,16 @@ from typing import Any
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflakeError, RunNotFoundError, UsageError
+from rooflake.views.ceilings import CHOICES, RunRoofs, run_roofs
 from rooflake.views.compare import Comparison, compare
 from rooflake.views.runs import row_dicts, rows_where
-from rooflake.views.time_roofline import LaunchOverhead, TimeRoofline, launch_overheads, time_rooflines
+from rooflake.views.time_roofline import (
+    LaunchOverhead,
+    TimeRoofline,
+    chosen_kernel_roofs,
+    launch_overheads,
+    time_rooflines,
+)
 
 TOP = 10
 
@@ -21,7 +28,10 @@ class RunReport:
     """One run's section of the report.
 
     - ``run_id``; ``run``: its ``runs`` row (dict).
-    - ``points``, ``ceilings``: its kernel_roofline and run_ceilings rows (see :mod:`rooflake.views.roofline`).
+    - ``points``, ``ceilings``: its kernel_roofline and run_ceilings rows (see :mod:`rooflake.views.roofline`);
+      with ``roofs`` other than ``default``, kernel_roofline against that source's roofs and their rows as
+      :func:`rooflake.views.ceilings.run_roofs` gives them (run_ceilings' columns plus source_label and overlay),
+      as :func:`rooflake.views.roofline.roofline` gives both for ``rl roofline --ceilings``.
     - ``top_layers``: layer, launches, gpu_time_ns (ns), share_of_gpu_time, flops_per_s (FLOP/s) of the
       :data:`TOP` depth-1 layers with the most GPU time; ``top_kernels``: name, launches, kernel_time_ns (ns),
       share_of_kernel_time of the kernels with the most time.
@@ -30,6 +40,10 @@ class RunReport:
       saying why.
     - ``previous``: the latest earlier run with the same labels, or None; ``comparison``: this run compared with it
       (:class:`Comparison`), or None with ``comparison_note`` saying why it was skipped when there was one.
+    - ``roofs``: the ``--ceilings`` choice the roofline and the time-based roofline are drawn against
+      (:data:`rooflake.views.ceilings.CHOICES`); ``roofline_note``: why there is no hierarchical roofline when that
+      source has no ceiling of the run's machine (the :class:`RooflineDataError` of
+      :func:`rooflake.views.ceilings.run_roofs`), else None.
     """
 
     run_id: str
@@ -44,6 +58,8 @@ class RunReport:
     previous: str | None
     comparison: Comparison | None
     comparison_note: str | None
+    roofs: str = "default"
+    roofline_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,10 +139,11 @@ def report(
     since: str | None = None,
     run_ids: list[str] | None = None,
     where: dict[str, str] | None = None,
+    ceilings: str = "default",
 ) -> Report:
     """The data of a report over the runs :func:`select_runs` picks (``since``: ``30m``, ``24h``, ``7d``), each with
     the previous run of its labels: :func:`report_runs` with every run read. Raises as :func:`report_runs`."""
-    ids, runs = report_runs(store, since=since, run_ids=run_ids, where=where)
+    ids, runs = report_runs(store, since=since, run_ids=run_ids, where=where, ceilings=ceilings)
     return Report(ids, list(runs))
 
 
@@ -136,11 +153,15 @@ def report_runs(
     since: str | None = None,
     run_ids: list[str] | None = None,
     where: dict[str, str] | None = None,
+    ceilings: str = "default",
 ) -> tuple[list[str], Iterator[RunReport]]:
     """The run ids of a report (oldest first) and their :class:`RunReport` one at a time (``rl report`` renders a
     run's charts while the next are built). The selection, the previous runs, the launch overheads and every query
     are done before this returns, each once for all the runs (:func:`run_reports`), so it raises
-    :class:`UsageError` (bad ``since``) and :class:`RunNotFoundError` (no run selected) itself.
+    :class:`UsageError` (bad ``since`` or ``ceilings``) and :class:`RunNotFoundError` (no run selected) itself.
+
+    ``ceilings``: the roofs of the roofline and time-based roofline charts, as ``rl roofline --ceilings`` takes
+    them (:data:`rooflake.views.ceilings.CHOICES`; see :func:`run_reports`).
 
     Reads only the files of those runs and of their previous runs, and the ``runs`` table once to find the
     previous runs (at 10,000 runs its files take 2 s): without ``run_ids`` in the scan that selects the runs, with
@@ -152,23 +173,24 @@ def report_runs(
 
     from rooflake.store import Store
 
+    _check_choice(ceilings)
     after = parse_since(since) if since else None
     if run_ids:  # their own files give them; the previous runs are read meanwhile
         ids = select_runs(store, run_ids=run_ids, where=where)
         own = Store(store.root, only_runs=ids)
         with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
             asked = pool.submit(previous_runs, store, ids)
-            tables = _tables(own, ids)
+            tables = _tables(own, ids, ceilings)
             previous = asked.result()
     else:  # one scan of the runs table gives both
         ids, previous = _selected_with_previous(store, after, where)
         own = Store(store.root, only_runs=ids)
-        tables = _tables(own, ids)
+        tables = _tables(own, ids, ceilings)
+    _choose_roofs(own, store, ids, ceilings, tables)  # the whole store's: no other thread reads it now
     reads = sorted(set(ids) | {p for p in previous.values() if p})
     part = own if len(reads) == len(ids) else Store(store.root, only_runs=reads)
-    overheads = launch_overheads(part, ids)
-    times = time_rooflines(part, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
-    return ids, (_run_report(part, rid, tables, times[rid], previous.get(rid)) for rid in ids)
+    times = _times(part, ids, tables, ceilings)
+    return ids, (_run_report(part, rid, tables, times[rid], previous.get(rid), ceilings) for rid in ids)
 
 
 def run_reports(
@@ -176,33 +198,101 @@ def run_reports(
     run_ids: list[str],
     previous: dict[str, str | None] | None = None,
     overheads: dict[str, LaunchOverhead] | None = None,
+    ceilings: str = "default",
 ) -> Iterator[RunReport]:
     """The :class:`RunReport` of each of ``run_ids`` (full ids), in their order; ``previous``: the run each is
     compared with (none when missing); ``overheads``: the t_o of each one's time-based roofline (default:
     :func:`launch_overheads`). Every table comes from one statement for all the runs (runs rows, kernel_roofline,
     run_ceilings, physics_checks, top layers and kernels, time_roofline: :func:`time_rooflines`), run here, before
-    the first report is taken; the comparisons run one per run as the reports are taken (:func:`compare`)."""
+    the first report is taken; the comparisons run one per run as the reports are taken (:func:`compare`).
+
+    ``ceilings`` (default | report | datasheet | ert | measured | all): the roofs both rooflines are drawn against,
+    with the meaning of ``rl roofline --ceilings``: other than ``default``, each run's roofs come from
+    :func:`rooflake.views.ceilings.run_roofs` (once per run, shared by both charts), its kernel_roofline points
+    against them (step ``chosen_kernel_roofs`` shadowing kernel_roofs, as :func:`rooflake.views.roofline.roofline`
+    reads them) and ``ceilings`` holds their rows; a run whose machine has no ceiling from that source gets a
+    ``roofline_note`` (and its time-based roofline the same error) instead of failing the report. ``default``
+    keeps what the report always drew: the hierarchical roofline on each launch's own report peaks (run_ceilings),
+    the time-based one on :func:`rooflake.views.ceilings.run_roofs`' default (else measured, else datasheet).
+    Raises :class:`UsageError` for an unknown ``ceilings``."""
+    _check_choice(ceilings)
     previous = previous or {}
+    tables = _tables(store, run_ids, ceilings)
+    _choose_roofs(store, store, run_ids, ceilings, tables)
+    times = _times(store, run_ids, tables, ceilings, overheads)
+    return (_run_report(store, rid, tables, times[rid], previous.get(rid), ceilings) for rid in run_ids)
+
+
+def _check_choice(ceilings: str) -> None:
+    if ceilings not in CHOICES:
+        raise UsageError(f"unknown ceiling source {ceilings!r} (one of {', '.join(CHOICES)})")
+
+
+def _times(
+    store: Any,
+    run_ids: list[str],
+    tables: dict[str, Any],
+    ceilings: str,
+    overheads: dict[str, LaunchOverhead] | None = None,
+) -> dict[str, TimeRoofline | RooflakeError]:
+    """The time-based roofline of each of ``run_ids`` over ``store`` (:func:`time_rooflines`, t_o
+    :func:`launch_overheads` unless given), against the roofs :func:`_tables` chose."""
     overheads = overheads or launch_overheads(store, run_ids)
-    tables = _tables(store, run_ids)
-    times = time_rooflines(store, overheads, tables["runs"], run_ceilings=tables["run_ceilings"])
-    return (_run_report(store, rid, tables, times[rid], previous.get(rid)) for rid in run_ids)
+    return time_rooflines(
+        store, overheads, tables["runs"], ceilings=ceilings, run_ceilings=tables["run_ceilings"],
+        roofs=tables["roofs"],
+    )  # fmt: skip
 
 
-def _tables(store: Any, run_ids: list[str]) -> dict[str, Any]:
-    """The tables of every run of a report, each from one statement: kernel_roofline, physics_checks,
-    run_ceilings, top_layers, top_kernels (Arrow, with run_id), and ``runs``: each run's runs row (dict)."""
+def _roofs(
+    store: Any, run_ids: list[str], ceilings: str, tables: dict[str, Any]
+) -> dict[str, RunRoofs | RooflakeError]:
+    """Each run's :func:`rooflake.views.ceilings.run_roofs` of ``ceilings`` over ``store`` (the whole store: ERT
+    and measured ceilings are runs of their own, labelled for the machine), from the runs rows and run_ceilings
+    rows already read; the error it raises for a run in its place."""
+    out: dict[str, RunRoofs | RooflakeError] = {}
+    for rid in run_ids:
+        try:
+            own = _of(tables["run_ceilings"], rid)
+            out[rid] = run_roofs(store, rid, ceilings, info=tables["runs"][rid], report=own)
+        except RooflakeError as e:
+            out[rid] = e
+    return out
+
+
+def _choose_roofs(
+    store: Any, roofs_store: Any, run_ids: list[str], ceilings: str, tables: dict[str, Any]
+) -> None:
+    """With ``ceilings`` other than ``default``, fill ``tables`` (:func:`_tables`'s) with ``roofs``: each run's
+    (:func:`_roofs` over ``roofs_store``) and ``kernel_roofline``: every run's points against them, from one
+    statement over ``store`` (kernel_roofs shadowed: :func:`rooflake.views.time_roofline.chosen_kernel_roofs`)."""
+    if ceilings == "default":
+        return
+    tables["roofs"] = _roofs(roofs_store, run_ids, ceilings, tables)
+    con = connect(store)
+    shadow = chosen_kernel_roofs(con, run_ids, tables["roofs"])
+    tables["kernel_roofline"] = fetch(con, "kernel_roofline", filters={"run_id": run_ids}, tables=shadow)
+
+
+def _tables(store: Any, run_ids: list[str], ceilings: str = "default") -> dict[str, Any]:
+    """The tables of every run of a report, each from one statement: kernel_roofline (with ``ceilings`` other than
+    ``default``, left to :func:`_choose_roofs`), physics_checks, run_ceilings, top_layers, top_kernels (Arrow, with
+    run_id), ``runs``: each run's runs row (dict), and ``roofs``: None (:func:`_choose_roofs` sets it)."""
     con = connect(store)
     every = {"run_id": run_ids}
-    out: dict[str, Any] = {
-        name: fetch(con, name, filters=every)
-        for name in ("kernel_roofline", "physics_checks", "run_ceilings")
-    }
+    if ceilings == "default":  # the report's own roofs: as it always read them
+        out: dict[str, Any] = {
+            name: fetch(con, name, filters=every)
+            for name in ("kernel_roofline", "physics_checks", "run_ceilings")
+        }
+    else:
+        out = {name: fetch(con, name, filters=every) for name in ("physics_checks", "run_ceilings")}
     p = {"run_ids": run_ids, "top": TOP}
     out.update({name: fetch(con, name, p) for name in ("top_layers", "top_kernels")})
     # as rows: a TIMESTAMPTZ through pyarrow's to_pylist imports pandas (~0.1 s of every report; issue 14)
     info = row_dicts(fetch(con, "report_run_info", {"run_ids": run_ids}, as_pylist=True))
     out["runs"] = {r["run_id"]: r for r in info}
+    out["roofs"] = None
     return out
 
 
@@ -218,6 +308,7 @@ def _run_report(
     tables: dict[str, Any],
     time: TimeRoofline | RooflakeError,
     previous: str | None,
+    ceilings: str = "default",
 ) -> RunReport:
     """One run's :class:`RunReport` from the tables of every run of the report (:func:`_tables`) and its
     time-based roofline; its comparison with ``previous`` runs here."""
@@ -227,11 +318,13 @@ def _run_report(
             comparison = compare(store, previous, run_id)
         except RooflakeError as e:
             comparison_note = f"no comparison with the previous run of the same labels {previous}: {e}"
+    roofs = (tables["roofs"] or {}).get(run_id)
+    roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
     return RunReport(
         run_id,
         tables["runs"][run_id],
         _of(tables["kernel_roofline"], run_id),
-        _of(tables["run_ceilings"], run_id),
+        roofs_rows,
         _of(tables["top_layers"], run_id, drop=True),
         _of(tables["top_kernels"], run_id, drop=True),
         _of(tables["physics_checks"], run_id).select(["kernel_id", "name", "check", "detail"]),
@@ -240,4 +333,6 @@ def _run_report(
         previous,
         comparison,
         comparison_note,
+        ceilings,
+        str(roofs) if isinstance(roofs, RooflakeError) else None,
     )

@@ -149,6 +149,7 @@ def time_rooflines(
     *,
     ceilings: str = "default",
     run_ceilings: Any = None,
+    roofs: dict[str, RunRoofs | RooflakeError] | None = None,
 ) -> dict[str, TimeRoofline | RooflakeError]:
     """The time-based roofline (kernels, DRAM) of every run of ``overheads`` (full run ids, each with its t_o), as
     :func:`time_roofline` gives it for one run with ``launch_overhead_ns=overheads[run]``: the same
@@ -159,7 +160,9 @@ def time_rooflines(
     duration, bytes and FLOPs (step ``time_roofline_drawable``) has nothing to draw against any roofs: with
     ``default`` ceilings (which never fail) neither its roofs nor its rows are asked for. ``runs``: each run's
     ``runs`` row (:func:`rooflake.views.runs.run_info`); ``run_ceilings``: the runs' run_ceilings rows when the
-    caller has them.
+    caller has them; ``roofs``: each run's :func:`rooflake.views.ceilings.run_roofs` of ``ceilings`` (or the
+    :class:`RooflakeError` it raised) when the caller has them (``rl report --ceilings`` draws its hierarchical
+    roofline against the same), so they are not asked again.
 
     Returns, per run in the order of ``overheads``, its :class:`TimeRoofline`, or the :class:`RooflakeError`
     :func:`time_roofline` raises for it (:class:`RooflineDataError`: nothing to draw; a :class:`QueryError` of the
@@ -169,31 +172,37 @@ def time_rooflines(
         r["run_id"]: r for r in fetch(con, "time_roofline_drawable", {"run_ids": list(overheads)}).to_pylist()
     }
     out: dict[str, TimeRoofline | RooflakeError] = {}
-    roofs: dict[str, RunRoofs] = {}
+    given = roofs or {}
+    drawn: dict[str, RunRoofs] = {}
     for rid in overheads:
         n, drawable = found[rid]["n_kernels"] if rid in found else 0, rid in found and found[rid]["drawable"]
         try:
-            if drawable or ceilings != "default":
+            if rid in given:
+                mine = given[rid]
+                if isinstance(mine, RooflakeError):
+                    raise mine
+                drawn[rid] = mine
+            elif drawable or ceilings != "default":
                 own = None if run_ceilings is None else _by_run(run_ceilings, [rid])[rid]
-                roofs[rid] = run_roofs(store, rid, ceilings, info=runs[rid], report=own)
+                drawn[rid] = run_roofs(store, rid, ceilings, info=runs[rid], report=own)
             if not drawable:
-                roofs.pop(rid, None)
+                drawn.pop(rid, None)
                 raise _nothing_to_draw(rid, runs[rid], n)
         except RooflakeError as e:
             out[rid] = e
     try:
-        rows = _runs_rows(con, overheads, roofs) if roofs else None
+        rows = _runs_rows(con, overheads, drawn) if drawn else None
     except RooflakeError as e:
-        out.update(dict.fromkeys(roofs, e))
+        out.update(dict.fromkeys(drawn, e))
         rows = None
-    for rid, mine in _by_run(rows, list(roofs)).items():
+    for rid, mine in _by_run(rows, list(drawn)).items():
         try:
             points = _points(mine, rid, runs[rid], "kernel", 1)
         except RooflakeError as e:
             out[rid] = e
             continue
         out[rid] = TimeRoofline(
-            rid, runs[rid], "kernel", 1, "dram", overheads[rid], mine, points, roofs[rid].rows
+            rid, runs[rid], "kernel", 1, "dram", overheads[rid], mine, points, drawn[rid].rows
         )
     return {rid: out[rid] for rid in overheads}
 
@@ -201,22 +210,36 @@ def time_rooflines(
 def _runs_rows(con: Any, overheads: dict[str, LaunchOverhead], roofs: dict[str, RunRoofs]) -> Any:
     """Step ``time_roofline_runs`` for the runs of ``roofs``; the runs drawn against another source's ceilings
     (``RunRoofs.tables``) read their ``kernel_roofs`` rows, the others the store's."""
-    import pyarrow as pa
-
     ids = list(roofs)
     params = {
         "run_ids": ids,
         "launch_overheads_ns": [overheads[r].value_ns for r in ids],
         "launch_overhead_sources": [overheads[r].source for r in ids],
     }
-    chosen = [r.tables["kernel_roofs"] for r in roofs.values() if r.tables]
-    tables = None
-    if chosen:
-        own = [r for r in ids if not roofs[r].tables]
-        store_rows = fetch(con, "kernel_roofs", filters={"run_id": own}) if own else chosen[0].slice(0, 0)
-        schema = store_rows.schema
-        tables = {"kernel_roofs": pa.concat_tables([store_rows, *(t.cast(schema) for t in chosen)])}
+    tables = chosen_kernel_roofs(con, ids, roofs)
     return fetch(con, "time_roofline_runs", params, tables=tables, what=f"time_roofline of {len(ids)} run(s)")
+
+
+def chosen_kernel_roofs(con: Any, ids: list[str], roofs: dict[str, Any]) -> dict[str, Any] | None:
+    """``tables`` for :func:`rooflake.queries.fetch` that shadow ``kernel_roofs`` for the runs ``ids`` at once: the
+    runs of ``roofs`` drawn against another source's ceilings (:class:`RunRoofs` with ``tables``: step
+    ``chosen_kernel_roofs``'s rows) read theirs, every other run of ``ids`` (on its report's own peaks, or without
+    a :class:`RunRoofs` in ``roofs``) the store's; None when no run has chosen roofs (the store's view serves).
+    kernel_roofs' columns (run_id, kernel_id, bw_l1/l2/dram in byte/s, peak_fp64/fp32/fp16/tensor in FLOP/s,
+    tensor_roof)."""
+    import pyarrow as pa
+
+    def chosen(rid: str) -> Any:
+        r = roofs.get(rid)
+        return r.tables["kernel_roofs"] if isinstance(r, RunRoofs) and r.tables else None
+
+    picked = [t for t in (chosen(r) for r in ids) if t is not None]
+    if not picked:
+        return None
+    own = [r for r in ids if chosen(r) is None]
+    store_rows = fetch(con, "kernel_roofs", filters={"run_id": own}) if own else picked[0].slice(0, 0)
+    schema = store_rows.schema
+    return {"kernel_roofs": pa.concat_tables([store_rows, *(t.cast(schema) for t in picked)])}
 
 
 def _by_run(rows: Any, ids: list[str]) -> dict[str, Any]:
