@@ -20,9 +20,19 @@ HELP = (
 )
 
 
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable written as its escape (``\\n``, ``\\x1b``, ``\\x07``):
+    one line, and nothing a terminal would act on (colours, cursor moves, a bell), whatever a file name or a
+    report's text holds. Printable text, quotes and brackets included, is unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def err(msg: str) -> None:
-    """Print ``Error: <msg>`` on stderr."""
-    typer.echo(f"Error: {msg}", err=True)
+    """Print ``Error: <msg>`` on stderr, as one line (:func:`one_line`: a newline or escape sequence in a message,
+    from a file's name or a report's text, is shown escaped, never sent to the terminal)."""
+    typer.echo(f"Error: {one_line(msg)}", err=True)
 
 
 def _named_paths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Path]:

@@ -19,6 +19,7 @@ from rooflake.cli.common import (
     err,
     guard,
     need_out,
+    one_line,
     parse_labels,
 )
 
@@ -93,25 +94,27 @@ def ingest(
 
 
 def _print_result(r: Any, as_json: bool) -> int:
+    from rooflake.ingest.messages import shown  # loaded by the ingest already
+
     if r.status == "error":
         err(r.error)
         return 1
     if as_json:
         line = json.dumps(r.as_dict())
     elif r.status == "exists":
-        line = f"exists    {r.run_id}  already in the store (use --force to replace)  {r.path}"
+        line = f"exists    {r.run_id}  already in the store (use --force to replace)  {shown(r.path)}"
     else:
         counts = (
             f"{r.kernels} kernels  {r.metrics} metrics"
             if r.ranges is None
             else f"{r.kernels} kernels  {r.ranges} NVTX ranges"
         )
-        line = f"{r.status:<9} {r.run_id}  {counts}  {r.gpu_name or 'GPU unknown'}  {r.path}"
+        line = f"{r.status:<9} {r.run_id}  {counts}  {r.gpu_name or 'GPU unknown'}  {shown(r.path)}"
         if r.note:
             line += f"  ({r.note})"
-    typer.echo(line)
+    typer.echo(one_line(line))  # the GPU name and note are the report's text: data, one line
     for w in r.warnings or []:  # rows the reader flagged (flags column): say so, never silently
-        typer.echo(f"warning: {r.run_id}: {w}", err=True)
+        typer.echo(one_line(f"warning: {r.run_id}: {w}"), err=True)
     return 0
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rooflake.ingest.messages import shown
 from rooflake.schema import CEILINGS, InputError
 
 SOURCE_FORMAT = "ert-json"
@@ -78,9 +79,9 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     try:
         doc = json.loads(path.read_bytes())
     except (OSError, ValueError) as e:
-        raise InputError(f"{path}: not a readable ERT roofline.json ({e})") from e
+        raise InputError(f"{shown(path)}: not a readable ERT roofline.json ({e})") from e
     if not isinstance(doc, dict) or not isinstance(doc.get("empirical"), dict):
-        raise InputError(f"{path}: not an ERT roofline.json (no 'empirical' object at the top level)")
+        raise InputError(f"{shown(path)}: not an ERT roofline.json (no 'empirical' object at the top level)")
     top = _metadata(doc["empirical"].get("metadata"))
     meta = dict(top)
     for part in (v for k, v in doc["empirical"].items() if k in ("gflops", "gbytes")):  # file order
@@ -93,7 +94,9 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
         if isinstance(part, dict):
             rows += _section(path, part, source, top, run_id, host)
     if not rows:
-        raise InputError(f"{path}: the ERT file holds no gflops or gbytes entries (an unfinished ERT run?)")
+        raise InputError(
+            f"{shown(path)}: the ERT file holds no gflops or gbytes entries (an unfinished ERT run?)"
+        )
     version = meta.get("ERT_VERSION")
     cmd = (meta.get("CONFIG") or {}).get("ERT_RUN")
     names = ", ".join(f"{r['ceiling']}" for r in rows if r["source"] == "ert")
@@ -153,7 +156,7 @@ def _section(
 
 def _entries(path: Path, where: str, data: Any) -> list[tuple[str, float]]:
     if not isinstance(data, list):
-        raise InputError(f"{path}: {where}.data is not a list of [name, value] pairs")
+        raise InputError(f"{shown(path)}: {where}.data is not a list of [name, value] pairs")
     out = []
     for i, e in enumerate(data):
         ok = isinstance(e, list) and len(e) >= 2 and isinstance(e[0], str)
@@ -164,7 +167,7 @@ def _entries(path: Path, where: str, data: Any) -> list[tuple[str, float]]:
             or not isinstance(value, (int, float))
             or not math.isfinite(value)
         ):
-            raise InputError(f"{path}: {where}.data[{i}] is not a [name, number] pair: {e!r}")
+            raise InputError(f"{shown(path)}: {where}.data[{i}] is not a [name, number] pair: {e!r}")
         out.append((e[0], float(value)))
     return out
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rooflake.ingest.messages import shown
 from rooflake.schema import CEILINGS, InputError
 
 SOURCE_FORMAT = "measured-json"
@@ -34,14 +35,16 @@ def _measured_at(path: Path, doc: dict[str, Any]) -> datetime:
     try:
         when = datetime.fromisoformat(str(doc.get("measured_at")))
     except ValueError as e:
-        raise InputError(f"{path}: measured_at {doc.get('measured_at')!r} is not an ISO-8601 time") from e
+        raise InputError(
+            f"{shown(path)}: measured_at {doc.get('measured_at')!r} is not an ISO-8601 time"
+        ) from e
     if when.tzinfo is None:
-        raise InputError(f"{path}: measured_at {doc.get('measured_at')!r} has no time zone")
+        raise InputError(f"{shown(path)}: measured_at {doc.get('measured_at')!r} has no time zone")
     return when
 
 
 def _row(path: Path, i: int, e: Any, run_id: str, when: datetime) -> dict[str, Any]:
-    where = f"{path}: ceilings[{i}]"
+    where = f"{shown(path)}: ceilings[{i}]"
     if not isinstance(e, dict):
         raise InputError(f"{where} is not an object")
     kind, value = e.get("kind"), e.get("value")
@@ -90,12 +93,12 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     try:
         doc = json.loads(path.read_bytes())
     except (OSError, ValueError) as e:
-        raise InputError(f"{path}: not a readable measured-ceilings JSON ({e})") from e
+        raise InputError(f"{shown(path)}: not a readable measured-ceilings JSON ({e})") from e
     if not isinstance(doc, dict) or doc.get(FORMAT_KEY) != 1:
-        raise InputError(f"{path}: not a measured-ceilings document of version 1 ({FORMAT_KEY!r} = 1)")
+        raise InputError(f"{shown(path)}: not a measured-ceilings document of version 1 ({FORMAT_KEY!r} = 1)")
     entries = doc.get("ceilings")
     if not isinstance(entries, list) or not entries:
-        raise InputError(f"{path}: no ceilings in the document")
+        raise InputError(f"{shown(path)}: no ceilings in the document")
     when = _measured_at(path, doc)
     rows = [_row(path, i, e, run_id, when) for i, e in enumerate(entries)]
     names = ", ".join(sorted({r["ceiling"] for r in rows}))

@@ -40,6 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rooflake.ingest.messages import shown
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, METRICS, RANGES, InputError
 
 FORMAT = "torch-trace"
@@ -141,20 +142,22 @@ def _load(path: Path) -> dict[str, Any]:
             doc = json.loads(f.read(), parse_float=Decimal)
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(
-            f"{path}: truncated or corrupt gzip data ({e}); re-export the torch.profiler trace"
+            f"{shown(path)}: truncated or corrupt gzip data ({e}); re-export the torch.profiler trace"
         ) from e
     except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 JSON text ({e.reason}): not a torch.profiler trace") from e
+        raise InputError(
+            f"{shown(path)}: not UTF-8 JSON text ({e.reason}): not a torch.profiler trace"
+        ) from e
     except json.JSONDecodeError as e:
         raise InputError(
-            f"{path}: invalid JSON at line {e.lineno} column {e.colno} ({e.msg}): the torch.profiler trace is "
+            f"{shown(path)}: invalid JSON at line {e.lineno} column {e.colno} ({e.msg}): the torch.profiler trace is "
             "truncated or damaged (a profiler killed while writing leaves it so); re-export it"
         ) from e
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
+        raise InputError(f"{shown(path)}: cannot read ({e.strerror or e})") from e
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise InputError(
-            f'{path}: JSON but not a torch.profiler trace (no top-level "traceEvents" list); export one with '
+            f'{shown(path)}: JSON but not a torch.profiler trace (no top-level "traceEvents" list); export one with '
             "prof.export_chrome_trace(...) or torch.profiler.tensorboard_trace_handler"
         )
     return doc
