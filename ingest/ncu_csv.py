@@ -40,6 +40,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.ingest.derive import derive, flag_gemm_without_flops
+from rooflake.ingest.messages import shown
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError, UnsupportedFormatError
 
 SOURCE_FORMAT = "ncu-csv"
@@ -125,7 +126,7 @@ def sniff(path: str | Path, head: bytes) -> bool:
     first = next((ln for ln in lines if ln.strip()), "")
     if str(path).lower().endswith(".csv") or first.count(",") >= 2:
         raise UnsupportedFormatError(
-            f'{path}: a CSV file, but not an Nsight Compute export: no header row starting with "ID" and '
+            f'{shown(path)}: a CSV file, but not an Nsight Compute export: no header row starting with "ID" and '
             f'holding a "Kernel Name" column in its first 64 KiB (first line: {first[:80]!r}). Export one with '
             f"`{EXPORT_HINT}`"
         )
@@ -165,7 +166,7 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     preamble, header, rows = _load(path)
     launches, form = _launches(path, header, rows)
     if not launches:
-        raise InputError(f"{path}: the ncu CSV export holds a header but no kernel rows")
+        raise InputError(f"{shown(path)}: the ncu CSV export holds a header but no kernel rows")
     k: dict[str, list[Any]] = {f.name: [] for f in KERNELS}
     m: dict[str, list[Any]] = {f.name: [] for f in METRICS}
     c: dict[str, list[Any]] = {f.name: [] for f in CEILINGS}
@@ -209,7 +210,7 @@ def _load(path: Path) -> tuple[int, list[str], list[list[str]]]:
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+        raise InputError(f"{shown(path)}: cannot read ({e.strerror})") from e
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -221,9 +222,32 @@ def _load(path: Path) -> tuple[int, list[str], list[list[str]]]:
             try:
                 rows = list(csv.reader(io.StringIO("".join(lines[i + 1 :]))))
             except csv.Error as e:
-                raise InputError(f"{path}: not a well-formed CSV after the header line {i + 1} ({e})") from e
-            return i, header, [r for r in rows if any(x.strip() for x in r)]
-    raise InputError(f'{path}: no ncu CSV header (a row starting with "ID" with a "Kernel Name" column)')
+                raise InputError(
+                    f"{shown(path)}: not a well-formed CSV after the header line {i + 1} ({e})"
+                ) from e
+            rows = [r for r in rows if any(x.strip() for x in r)]
+            if rows and not text.endswith(("\n", "\r")):
+                _check_last_row(path, header, lines[-1], rows[-1])
+            return i, header, rows
+    raise InputError(
+        f'{shown(path)}: no ncu CSV header (a row starting with "ID" with a "Kernel Name" column)'
+    )
+
+
+def _check_last_row(path: Path, header: list[str], line: str, row: list[str]) -> None:
+    """Raise :class:`InputError` when the file's last line, which ends without a line break, is a row cut short:
+    ncu ends every row with one and quotes every field, so a last line that stops inside a quoted field (an odd
+    number of quotes), after a separator or in an unquoted value, or that holds fewer fields than the header needs
+    (a long export: up to ``Metric Value``; a wide one: every column), is what is left of a truncated file. A
+    complete last row whose line break alone is missing is read as it is."""
+    need = header.index("Metric Value") + 1 if "Metric Value" in header else len(header)
+    line = line.rstrip()
+    if line.count('"') % 2 == 0 and line.endswith('"') and len(row) >= need:
+        return
+    raise InputError(
+        f"{shown(path)}: a truncated ncu CSV export: its last line ends inside a row ({len(row)} of the header's "
+        f"{len(header)} fields, no line break); export it again: `{EXPORT_HINT}`"
+    )
 
 
 def _launches(path: Path, header: list[str], rows: list[list[str]]) -> tuple[list[Launch], str]:
@@ -233,7 +257,7 @@ def _launches(path: Path, header: list[str], rows: list[list[str]]) -> tuple[lis
     metric_cols = [h for h in header if h not in LAUNCH_COLUMNS and "Domain:" not in h]
     if not metric_cols:
         raise InputError(
-            f"{path}: an ncu CSV export without metric values (neither 'Metric Value' nor metric columns); "
+            f"{shown(path)}: an ncu CSV export without metric values (neither 'Metric Value' nor metric columns); "
             f"export with `{EXPORT_HINT}`"
         )
     units = [""] * len(header)
