@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
 
+from rooflake.ingest import NSYS_EXPORT_HINT
 from rooflake.ingest.messages import first_line, shown
 from rooflake.schema import InputError
 from rooflake.schema.duck import sql_file, sql_template
@@ -86,6 +88,30 @@ SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "gpus": ("TARGET_INFO_GPU", GPU_COLS),
     "strings": ("StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
 }
+# columns without which a source table's rows mean nothing (every Nsight Systems export seen has them): a table
+# that lacks one is not an export's, and reading it would store rows of NULL times, not refuse the file
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "StringIds": ("id", "value"),
+    "NVTX_EVENTS": ("start",),
+    **{
+        f"CUPTI_ACTIVITY_KIND_{kind}": ("start", "end")
+        for kind in ("KERNEL", "RUNTIME", "DRIVER", "MEMCPY", "MEMSET")
+    },
+}
+
+
+def lacking(tables: dict[str, Any]) -> str | None:
+    """What the export's tables lack of :data:`REQUIRED_COLUMNS` (``"CUPTI_ACTIVITY_KIND_KERNEL has no start,
+    end"``; tables joined by ``; ``), or None. ``tables``: table name -> its column names (a dict or set keyed by
+    name), or None for a table the export lacks."""
+    out = []
+    for table, required in REQUIRED_COLUMNS.items():
+        cols = tables.get(table)
+        if cols is not None and (missing := [c for c in required if c not in cols]):
+            out.append(f"{table} has no {', '.join(missing)}")
+    return "; ".join(out) or None
+
+
 # the big tables (NVTX_EVENTS in a PyTorch trace, the kernels or the API calls in others): the biggest is read on
 # a second thread while the others are read and DuckDB starts on them
 MAY_BE_LATE = ("nvtx_raw", "k_raw", "api_raw0")
@@ -311,19 +337,23 @@ def valid_utf8(t: pa.Table) -> tuple[pa.Table, set[str]]:
 
 def meta(db: Export, tables: dict[str, dict[str, str]]) -> dict[str, str]:
     """The export's metadata (``META_DATA_EXPORT``: EXPORT_SCHEMA_VERSION, EXPORT_PRODUCT_VERSION, ...); empty
-    without that table."""
+    without that table. Text that is not UTF-8 (a report's path in a name that is not) reads with U+FFFD in place
+    of its bad bytes (:func:`valid_utf8`)."""
     for table in META_TABLES:
         if table in tables:
             _, arrow = select(db, tables, table, META_COLS)
-            if arrow is not None:
-                return {str(k): str(v) for k, v in zip(*(c.to_pylist() for c in arrow.columns), strict=True)}
+            if (
+                arrow is not None
+            ):  # by name: a column of invalid UTF-8 brings its _hex column after the others
+                names, values = (arrow.column(ours).to_pylist() for _, _, ours in META_COLS)
+                return {str(k): str(v) for k, v in zip(names, values, strict=True)}
     return {}
 
 
 def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     """The export's metadata and the size of each source table that may be read on a second thread (rows x
-    columns, from its largest rowid: no scan), after checking that ``path`` is an SQLite Nsight Systems export.
-    Raises :class:`InputError`."""
+    columns, from its largest rowid: no scan), after checking that ``path`` is an SQLite Nsight Systems export
+    whose tables hold the columns every export has (:data:`REQUIRED_COLUMNS`). Raises :class:`InputError`."""
     db = Export(path)
     try:
         tables = db.tables()
@@ -331,6 +361,11 @@ def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
         if "StringIds" not in tables and not info:
             raise InputError(
                 f"{shown(path)}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
+            )
+        if (what := lacking(tables)) is not None:
+            raise InputError(
+                f"{shown(path)}: not an Nsight Systems export, or a damaged one: {what} (columns every export "
+                f"has); export the report again: {NSYS_EXPORT_HINT}"
             )
         sizes = {}
         for name in MAY_BE_LATE:

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from rooflake.ingest import nsys_sqlite
 from rooflake.ingest.messages import first_line, shown
-from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, quoted
+from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, lacking, quoted
 from rooflake.schema import InputError
 from rooflake.schema.duck import sql_literal, sql_template
 
@@ -74,7 +74,8 @@ def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict
     if not file.is_file():
         return None
     try:
-        schema = pq.read_schema(file)
+        with open(file, "rb") as f:  # a file object: pyarrow refuses a name whose bytes are not UTF-8
+            schema = pq.read_schema(f)
     except (OSError, pa.ArrowException) as e:
         raise InputError(
             f"{shown(folder)}: {file.name} is not a readable Parquet file ({first_line(e)}); export the report "
@@ -93,8 +94,9 @@ def _columns(folder: Path, table: str, cols: list[tuple[str, str, str]]) -> dict
 def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, str] | None]]:
     """The export's metadata (``META_DATA_EXPORT``: name -> value; empty without it) and, per export table the
     reader needs, its columns (see :func:`_columns`; None for a table the folder lacks). Raises
-    :class:`InputError` (one line, naming the folder) for a folder without a required table or with a file that is
-    not readable Parquet."""
+    :class:`InputError` (one line, naming the folder) for a folder without a required table, with a file that is
+    not readable Parquet, or with a table that lacks a column every export has
+    (:data:`rooflake.ingest.nsys_export.REQUIRED_COLUMNS`)."""
     import pyarrow.parquet as pq
 
     missing = [t for t in REQUIRED if not (folder / f"{t}{SUFFIX}").is_file()]
@@ -104,12 +106,18 @@ def check(folder: Path) -> tuple[dict[str, str], dict[str, dict[str, str] | None
             f"(every export has it); export the report again: {EXPORT_HINT}"
         )
     tables = {table: _columns(folder, table, cols) for table, cols in SOURCES.values()}
+    if (what := lacking(tables)) is not None:
+        raise InputError(
+            f"{shown(folder)}: not an Nsight Systems parquetdir export, or a damaged one: {what} (columns every "
+            f"export has); export the report again: {EXPORT_HINT}"
+        )
     meta: dict[str, str] = {}
     for table in META_TABLES:
         cols = _columns(folder, table, META_COLS)
         if cols is not None and all(c in cols for c, _, _ in META_COLS):
             try:
-                t = pq.read_table(folder / f"{table}{SUFFIX}", columns=[c for c, _, _ in META_COLS])
+                with open(folder / f"{table}{SUFFIX}", "rb") as f:
+                    t = pq.read_table(f, columns=[c for c, _, _ in META_COLS])
                 t = t.cast(pa.schema([(c, pa.string()) for c, _, _ in META_COLS]))
             except (OSError, pa.ArrowException) as e:
                 raise InputError(f"{shown(folder)}: cannot read {table}{SUFFIX} ({first_line(e)})") from e
@@ -199,17 +207,19 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     ``ranges`` RANGES, ``coverage`` COVERAGE as DuckTables valid inside the ``with`` block, and ``run``), with
     ``run["source_format"] = "nsys-parquetdir"`` and a ``note`` saying the folder is one run. Raises
     :class:`InputError` (one line, naming the folder) for a folder that lacks a required table (``StringIds``),
-    a file that is not readable Parquet (its footer), a column of a type that cannot hold the reader's, or a
-    damaged page found while DuckDB reads (inside the ``with`` block too: while the tables are published).
+    a file that is not readable Parquet (its footer), a table without a column every export has (``start``...), a
+    column of a type that cannot hold the reader's, or a damaged page found while DuckDB reads (inside the
+    ``with`` block too: while the tables are published).
     """
     import duckdb
 
     folder = Path(path)
     meta, tables = check(folder)
     with tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill:
+        read_at = _utf8_named(folder, Path(spill))
         con = nsys_sqlite.connect(spill)
         try:
-            src = ParquetSources(con, folder, tables)
+            src = ParquetSources(con, read_at, tables)
             nsys_sqlite.attribute(con, src)
             out = nsys_sqlite.outputs(con, meta, src, run_id)
             out["run"]["source_format"] = FORMAT
@@ -219,11 +229,23 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         except duckdb.Error as e:
             # a damaged data page (the footers were checked: DuckDB may or may not name the file), here or while
             # the tables are published; an I/O error elsewhere than the folder is the store's, not the export's
-            if isinstance(e, duckdb.IOException) and str(folder.absolute()) not in str(e):
+            if isinstance(e, duckdb.IOException) and str(read_at.absolute()) not in str(e):
                 raise
             raise InputError(f"{shown(folder)}: cannot read the Parquet export ({first_line(e)})") from e
         finally:
             con.close()
+
+
+def _utf8_named(folder: Path, tmp: Path) -> Path:
+    """A name of ``folder`` that DuckDB's SQL text can hold (UTF-8): ``folder`` itself, or, when its bytes are not
+    UTF-8, a symbolic link to it in ``tmp`` (a folder that lives as long as the reading)."""
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        link = tmp / "export.parquetdir"
+        link.symlink_to(folder.absolute(), target_is_directory=True)
+        return link
+    return folder
 
 
 def _arrow_type(declared: str) -> tuple[str, pa.DataType]:
