@@ -2,6 +2,7 @@
 
 - :func:`shown`: a file name as it is, or quoted like a Python string literal when it holds a character that is not
   printable (a newline would split the line, an escape sequence would colour the terminal).
+- :func:`path_text`: a file name as text a table column can hold (bytes that are not UTF-8 written ``\\xNN``).
 - :func:`first_line`: a driver's message without the query text or the traceback it appends on further lines.
 - :func:`captured_stderr`: the native libraries' own stderr (``ncu_report``'s absl/protobuf logging writes to file
   descriptor 2 directly) captured for the duration of a read, so that nothing but rooflake's one line reaches the
@@ -24,6 +25,17 @@ def shown(path: str | Path) -> str:
     (``'run\\n2.sqlite'``)."""
     s = str(path)
     return s if s.isprintable() else repr(s)
+
+
+def path_text(path: str | Path) -> str:
+    """``path`` as text a table column can hold (valid UTF-8): as it is, or, where the name holds bytes that are not
+    UTF-8 (Python keeps them as lone surrogates, which Arrow and DuckDB refuse), with each such byte as ``\\xNN``."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(s).decode("utf-8", errors="backslashreplace")
+    return s
 
 
 def first_line(e: BaseException | str) -> str:

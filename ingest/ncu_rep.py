@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import struct
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -160,9 +162,9 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     line goes into the error).
     """
     path = Path(path)
-    with captured_stderr() as noise:
+    with captured_stderr() as noise, _utf8_named(path) as name:
         try:
-            return _read(path, run_id, fp16, noise)
+            return _read(path, name, run_id, fp16, noise)
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - ncu_report and pyarrow raise bare errors on corrupt content
@@ -178,9 +180,10 @@ def _said(noise: Captured) -> str:
     return f"; ncu_report: {lines[-1]}" if lines else ""
 
 
-def _load(path: Path, noise: Captured) -> tuple[Any, str, str | None]:
-    """(``ncu_report`` context, producer, command line) of the report at ``path``, after checking its framing.
-    Raises :class:`InputError` when it cannot be read or holds no ranges."""
+def _load(path: Path, name: str, noise: Captured) -> tuple[Any, str, str | None]:
+    """(``ncu_report`` context, producer, command line) of the report at ``path`` (``ncu_report`` opens it as
+    ``name``: :func:`_utf8_named`), after checking its framing. Raises :class:`InputError` when it cannot be read
+    or holds no ranges."""
     import ncu_report  # vendor package, imported late so `rl --help` stays fast
 
     try:
@@ -192,7 +195,7 @@ def _load(path: Path, noise: Captured) -> tuple[Any, str, str | None]:
     global _loaded_any
     _loaded_any = True
     try:
-        ctx = ncu_report.load_report(str(path))
+        ctx = ncu_report.load_report(name)
     except Exception as e:  # the vendor library raises bare RuntimeErrors
         raise InputError(f"{shown(path)}: ncu_report cannot load it ({first_line(e)}){_said(noise)}") from e
     if ctx.num_ranges() == 0:
@@ -200,6 +203,23 @@ def _load(path: Path, noise: Captured) -> tuple[Any, str, str | None]:
             f"{shown(path)}: the report holds no ranges (not a readable Nsight Compute report){_said(noise)}"
         )
     return ctx, producer, cmd
+
+
+@contextlib.contextmanager
+def _utf8_named(path: Path) -> Iterator[str]:
+    """A name of the file ``path`` that ``ncu_report`` takes (its ``char const *`` is UTF-8): ``path`` itself, or,
+    when its bytes are not UTF-8, a symbolic link to it in a temporary folder, for the block (``ncu_report`` reads
+    from the file after ``load_report``: kernel names come back None once the link is gone)."""
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        with tempfile.TemporaryDirectory(prefix="rooflake-ncu-") as tmp:
+            link = os.path.join(tmp, "report.ncu-rep")
+            os.symlink(os.path.abspath(path), link)
+            yield link
+        return
+    yield name
 
 
 @contextlib.contextmanager
@@ -240,8 +260,8 @@ class _Tables:
         self.derivation: dict[str, set[str]] = {}
 
 
-def _read(path: Path, run_id: str, fp16: str, noise: Captured) -> dict[str, Any]:
-    ctx, producer, cmd = _load(path, noise)
+def _read(path: Path, name: str, run_id: str, fp16: str, noise: Captured) -> dict[str, Any]:
+    ctx, producer, cmd = _load(path, name, noise)
     t = _Tables()
     kernel_id = 0
     for r in range(ctx.num_ranges()):

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
+from rooflake.ingest.messages import path_text
 from rooflake.pipeline.isolated import run_isolated
 from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
@@ -144,7 +145,7 @@ def ingest_file(
             **run,
             **extra,
             "run_id": run_id,
-            "source_path": str(path.resolve()),
+            "source_path": path_text(path.resolve()),
             "source_sha256": sha,
             "source_bytes": source_bytes(path),
             "ingested_at": datetime.now(timezone.utc),

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from rooflake.ingest import detect_format, file_sha256, read
 from rooflake.ingest.merge import merge
+from rooflake.ingest.messages import path_text
 from rooflake.pipeline import IngestResult, rooflake_version
 from rooflake.schema import RUNS, SCHEMA_VERSION, InputError
 from rooflake.store import Store
@@ -49,7 +50,7 @@ def ingest_merged(
     row = {
         **out["run"],
         "run_id": run_id,
-        "source_path": " + ".join(str(p.resolve()) for p in paths),
+        "source_path": " + ".join(path_text(p.resolve()) for p in paths),
         "source_sha256": hashlib.sha256("".join(sorted(shas)).encode()).hexdigest(),
         "source_bytes": sum(p.stat().st_size for p in paths),
         "ingested_at": datetime.now(timezone.utc),
