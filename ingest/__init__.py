@@ -53,6 +53,12 @@ READABLE = {
     "torch-trace",
     "measured-json",
 }
+# what rl ingest reads, for a message about a file it does not
+FORMATS_READ = (
+    "Nsight Compute reports (.ncu-rep, starting with NVR\\0) and CSV exports, Nsight Systems reports (.nsys-rep) "
+    "and their SQLite and parquetdir exports, ERT roofline.json, rl ceilings measure's JSON and torch.profiler "
+    "traces (.json, .json.gz)"
+)
 NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep"
 
 
@@ -100,7 +106,8 @@ def detect_format(path: str | Path) -> str:
     if ncu_csv.sniff(path, head):  # raises UnsupportedFormatError for a CSV that is not an ncu export
         return "ncu-csv"
     raise UnsupportedFormatError(
-        f"{shown(path)}: unknown format (first bytes {head[:8]!r}); expected an Nsight Compute report (starts with NVR\\0)"
+        f"{shown(path)}: unknown format (first bytes {head[:8]!r}); rl ingest reads {FORMATS_READ}, each known by "
+        "its content, not its name"
     )
 
 
@@ -111,16 +118,21 @@ def _files(path: Path) -> list[Path]:
 
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes; of a folder (a parquetdir export), of each file's relative name, size and
-    bytes in name order (the same files give the same hash wherever the folder lies)."""
+    bytes in name order (the same files give the same hash wherever the folder lies). Raises :class:`InputError`
+    naming ``path`` (and the file of a folder) when one cannot be read."""
     path = Path(path)
     h = hashlib.sha256()
     for file in _files(path) if path.is_dir() else [path]:
-        if file is not path:
-            name = file.relative_to(path).as_posix().encode()
-            h.update(b"%d:%s:%d:" % (len(name), name, file.stat().st_size))
-        with open(file, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):  # noqa: B023 - used within the iteration
-                h.update(chunk)
+        try:
+            if file is not path:
+                name = file.relative_to(path).as_posix().encode()
+                h.update(b"%d:%s:%d:" % (len(name), name, file.stat().st_size))
+            with open(file, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):  # noqa: B023 - used within the iteration
+                    h.update(chunk)
+        except OSError as e:
+            inner = "" if file is path else f"{shown(file.relative_to(path).as_posix())}: "
+            raise InputError(f"{shown(path)}: {inner}cannot read ({e.strerror or e})") from e
     return h.hexdigest()
 
 
