@@ -16,9 +16,23 @@ from rooflake.schema import datasheets as ds
 INPUT_SPEC = re.compile(r"^(?P<shape>\d+(?:[x,]\d+)*)(?::(?P<dtype>[a-z0-9_]+))?$")
 
 
+def raised(e: BaseException) -> str:
+    """One line on an exception the user's code raised: ``Type: message (file:line)``, the place being the
+    innermost frame (a SyntaxError's message holds its own)."""
+    import traceback
+
+    text = " ".join(str(e).split())[:300]
+    out = type(e).__name__ + (f": {text}" if text else "")
+    frames = traceback.extract_tb(e.__traceback__)
+    if frames and not isinstance(e, SyntaxError):
+        out += f" ({frames[-1].filename}:{frames[-1].lineno})"
+    return out
+
+
 def load_factory(spec: str) -> Any:
     """The callable named by ``PACKAGE.MODULE:FACTORY`` (the current directory is importable, as for ``python -m``).
-    Raises :class:`UsageError` naming the spec when it cannot be imported or is not callable."""
+    Raises :class:`UsageError` naming the spec when it cannot be imported (whatever importing the module raised:
+    a syntax error, an exception at its top level) or is not callable."""
     module, _, attr = spec.partition(":")
     if not module or not attr:
         raise UsageError(
@@ -32,18 +46,27 @@ def load_factory(spec: str) -> Any:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as e:
         raise UsageError(f"model {spec!r}: cannot import it ({e})") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module ran: what it raised is theirs to fix
+        raise UsageError(f"model {spec!r}: importing {module} raised {raised(e)}") from None
     if not callable(obj):
         raise UsageError(f"model {spec!r}: {attr} is not callable")
     return obj
 
 
 def build_model(spec: str) -> Any:
-    """Call the factory under ``torch.device('meta')``: parameters are created without memory or initialisation."""
+    """Call the factory under ``torch.device('meta')``: parameters are created without memory or initialisation.
+    Raises :class:`UsageError` naming the spec when the factory raises or returns no ``torch.nn.Module``."""
     import torch
 
     factory = load_factory(spec)
-    with torch.device("meta"):
-        return factory()
+    try:
+        with torch.device("meta"):
+            model = factory()
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's factory: what it raised is theirs to fix
+        raise UsageError(f"model {spec!r}: calling it raised {raised(e)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"model {spec!r}: it returned {type(model).__name__}, not a torch.nn.Module")
+    return model
 
 
 def parse_input(spec: str) -> Any:
@@ -87,7 +110,9 @@ def estimate_spec(
     gpu: str | None = None,
 ) -> tuple[Any, str, dict[str, Any]]:
     """Estimate the model a factory builds on the inputs given as specs: (``estimates`` table, identity text for
-    the run id, fields for the ``runs`` row). See :func:`rooflake.instrument.estimate.estimate`."""
+    the run id, fields for the ``runs`` row). See :func:`rooflake.instrument.estimate.estimate`. Raises
+    :class:`UsageError` naming the model (and the inputs) for a spec that cannot be imported or built, bad inputs,
+    or a model that does not run on them (whatever its code raised)."""
     import torch
 
     from rooflake.instrument.estimate import estimate
@@ -101,7 +126,14 @@ def estimate_spec(
             raise UsageError(f"--dtype {dtype!r}: not a torch dtype (float32, float16, bfloat16, ...)")
     spec, gpu_key = gpu_spec(gpu) if gpu else (None, None)
     model = build_model(factory)
-    table = estimate(model, tuple(parse_input(s) for s in inputs), dtype=cast, training=training, gpu=spec)
+    example = tuple(parse_input(s) for s in inputs)
+    run_on = f"model {factory!r} on --input {' '.join(inputs)}"
+    try:
+        table = estimate(model, example, dtype=cast, training=training, gpu=spec)
+    except UsageError as e:  # the model does not run on these inputs: say which model and inputs
+        raise UsageError(f"{run_on}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - the model's forward is the user's code: what it raised is theirs
+        raise UsageError(f"{run_on}: the model raised {raised(e)}") from None
     identity = (
         f"torch-model:{factory} inputs={','.join(inputs)} dtype={dtype or 'as-built'} "
         f"training={training} gpu={gpu_key or 'none'}"
