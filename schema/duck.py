@@ -179,20 +179,21 @@ def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows
         return Rows(names, types, rel.fetchall())
     stamps = [i for i, t in enumerate(types, start=1) if str(t) == TIMESTAMPTZ]
     # columns by position (a name may repeat: a self-join), then each time stamp's instant (for its fold)
-    rel = rel.project(
-        ", ".join(
-            [
-                f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
-                if "TIME ZONE" in str(t)
-                else f"#{i}"
-                for i, t in enumerate(types, start=1)
-            ]
-            + [f"epoch_us(#{i})" for i in stamps]
-        )
-    )
-    rows = rel.fetchall()
+    columns = [
+        f"CAST(#{i} AS {'TIMESTAMP' if str(t) == TIMESTAMPTZ else 'VARCHAR'})"
+        if "TIME ZONE" in str(t)
+        else f"#{i}"
+        for i, t in enumerate(types, start=1)
+    ] + [f"epoch_us(#{i})" for i in stamps]
+    rows = _over(rel, "local_time_rows.sql", columns).fetchall()
     zone = _zone(con)
     return Rows(names, types, _folded(rows, [i - 1 for i in stamps], len(types), zone), zone)
+
+
+def _over(rel: Any, name: str, columns: list[str]) -> Any:
+    """The relation of our ``.sql`` file ``name`` (``SELECT {columns} FROM {rows}``) over the query's relation
+    ``rel``, with the select list ``columns``; lazy, as ``rel`` is, and leaving nothing on the connection."""
+    return rel.query("rows", sql_template("rooflake.schema", name, rows="rows", columns=", ".join(columns)))
 
 
 def _folded(rows: list[tuple[Any, ...]], stamps: list[int], n: int, zone: str) -> list[tuple[Any, ...]]:
@@ -325,14 +326,13 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
         fn = getattr(rel, "to_arrow_table", None) or rel.arrow
         return fn()
     if any(t.id in PYLIST_EPOCH for t in types):  # columns by position: a name may repeat (a self-join)
-        rel = rel.project(
-            ", ".join(
-                f"CASE WHEN isinf(#{i}) THEN error('{_INFINITE.format(t=t)}') ELSE epoch_us(#{i}) END"
-                if t.id in PYLIST_EPOCH
-                else f"#{i}"
-                for i, t in enumerate(types, start=1)
-            )
-        )
+        columns = [
+            f"CASE WHEN isinf(#{i}) THEN error('{sql_str(_INFINITE.format(t=t))}') ELSE epoch_us(#{i}) END"
+            if t.id in PYLIST_EPOCH
+            else f"#{i}"
+            for i, t in enumerate(types, start=1)
+        ]
+        rel = _over(rel, "epoch_rows.sql", columns)
     rows = rel.fetchall()
     zone = _zone(con) if any(t.id == TIMESTAMPTZ.lower() for t in types) else ""  # after the rows: see _zone
     try:

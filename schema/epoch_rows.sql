@@ -1,0 +1,12 @@
+-- epoch_rows: a query's rows with each time stamp as a number Python makes the datetime of, as pyarrow does
+-- (schema.duck.fetch_pylist: `rl sql -f json` without pyarrow); an infinite time stamp fails with the message given,
+-- as pyarrow fails on it (no datetime holds it).
+-- Template slots (filled by Python: a relation's name and a select list cannot be bound parameters): {rows} = the
+-- query's relation (the name DuckDBPyRelation.query gives it); {columns} = one item per column of the query, by
+-- position (`#i`: a name may repeat, a self-join): `#i` as it is, or for a TIMESTAMP or TIMESTAMPTZ column
+-- `CASE WHEN isinf(#i) THEN error(<message>) ELSE epoch_us(#i) END`, <message> an SQL string literal naming the
+-- type (schema.duck._INFINITE).
+-- Columns:
+--   (the query's columns, in order)  as the query gives them; a TIMESTAMP as microseconds since 1970-01-01 00:00 of
+--                                    its wall time, a TIMESTAMPTZ as microseconds since 1970-01-01 00:00 UTC (BIGINT)
+SELECT {columns} FROM {rows}

@@ -1,0 +1,13 @@
+-- local_time_rows: a query's rows with their time-zone-aware values in types DuckDB's Python client hands over without
+-- pytz (schema.duck.fetch_rows): each TIMESTAMP WITH TIME ZONE column as its naive local time in the connection's
+-- zone (time_zone.sql) and, after the query's columns, its instant, from which Python sets the fold of a repeated
+-- hour; a column of another type holding a time zone (TIME WITH TIME ZONE) as its text.
+-- Template slots (filled by Python: a relation's name and a select list cannot be bound parameters): {rows} = the
+-- query's relation (the name DuckDBPyRelation.query gives it); {columns} = one item per column of the query, by
+-- position (`#i`: a name may repeat, a self-join): `#i` as it is, `CAST(#i AS TIMESTAMP)` for a TIMESTAMPTZ column,
+-- `CAST(#i AS VARCHAR)` for another type with a time zone; then `epoch_us(#i)` for each TIMESTAMPTZ column.
+-- Columns:
+--   (the query's columns, in order)  as the query gives them; TIMESTAMPTZ as TIMESTAMP (local wall time), another
+--                                    type with a time zone as VARCHAR
+--   (one per TIMESTAMPTZ column)     its instant: microseconds since 1970-01-01 00:00 UTC (BIGINT)
+SELECT {columns} FROM {rows}
