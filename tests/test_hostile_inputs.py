@@ -320,22 +320,34 @@ MERGE_CASES = [*CASES, "nsys_half"]
 
 @pytest.mark.parametrize("case", MERGE_CASES)
 @pytest.mark.parametrize("bad_first", [False, True], ids=["bad-second", "bad-first"])
+@pytest.mark.parametrize("kind", ["ncu-rep", "ncu-csv"])
 def test_ingest_merge(
-    case: str, bad_first: bool, store: Path, prepared: dict[str, Path], tmp_path: Path
+    kind: str, case: str, bad_first: bool, store: Path, prepared: dict[str, Path], tmp_path: Path
 ) -> None:
-    """``rl ingest --merge A B``: either half hostile (or an Nsight Systems export given as a half)."""
+    """``rl ingest --merge A B`` of two Nsight Compute reports or two CSV exports: either half hostile (or an
+    Nsight Systems export given as a half); the good half is the other half of the split profile."""
     if case == "nsys_half":
         bad = tmp_path / "nsys_half.sqlite"
         shutil.copy(NSYS_SQLITE, bad)
     else:
-        bad = hostile_input("ncu-rep", case, tmp_path, prepared)
-    good = tmp_path / "half.ncu-rep"
-    shutil.copy(NCU_GOOD, good)
+        bad = hostile_input(kind, case, tmp_path, prepared)
+    suffix = FORMATS[kind].suffix
+    good = tmp_path / f"half{suffix}"
+    shutil.copy(_wdmapp_half("flops", suffix), good)
     pair = [bad, good] if bad_first else [good, bad]
     before = _snapshot(store)
     r = rl("ingest", "--merge", *map(str, pair), "--store", str(store))
     assert_one_error(r, shown(bad))
     assert _snapshot(store) == before
+
+
+def _wdmapp_half(half: str, suffix: str) -> Path:
+    """One half (``dram`` or ``flops``) of wdmapp's split GENE profile, as a report or a CSV export."""
+    folder = "ncu" if suffix == ".ncu-rep" else "csv"
+    name = (
+        f"wdmapp__gene-paper-artifacts-pop2020__roofline__time-{half}__nvroof_dgdxy__ncuroof-time-1{suffix}"
+    )
+    return FIXTURES / folder / name
 
 
 PROFILER = r"""#!{python}
