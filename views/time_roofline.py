@@ -172,22 +172,12 @@ def time_rooflines(
         r["run_id"]: r for r in fetch(con, "time_roofline_drawable", {"run_ids": list(overheads)}).to_pylist()
     }
     out: dict[str, TimeRoofline | RooflakeError] = {}
-    given = roofs or {}
     drawn: dict[str, RunRoofs] = {}
     for rid in overheads:
-        n, drawable = found[rid]["n_kernels"] if rid in found else 0, rid in found and found[rid]["drawable"]
         try:
-            if rid in given:
-                mine = given[rid]
-                if isinstance(mine, RooflakeError):
-                    raise mine
-                drawn[rid] = mine
-            elif drawable or ceilings != "default":
-                own = None if run_ceilings is None else _by_run(run_ceilings, [rid])[rid]
-                drawn[rid] = run_roofs(store, rid, ceilings, info=runs[rid], report=own)
-            if not drawable:
-                drawn.pop(rid, None)
-                raise _nothing_to_draw(rid, runs[rid], n)
+            drawn[rid] = _drawn_roofs(
+                store, rid, found.get(rid), runs[rid], ceilings, run_ceilings, roofs or {}
+            )
         except RooflakeError as e:
             out[rid] = e
     try:
@@ -205,6 +195,32 @@ def time_rooflines(
             rid, runs[rid], "kernel", 1, "dram", overheads[rid], mine, points, drawn[rid].rows
         )
     return {rid: out[rid] for rid in overheads}
+
+
+def _drawn_roofs(
+    store: Any,
+    rid: str,
+    found: dict[str, Any] | None,
+    run: dict[str, Any],
+    ceilings: str,
+    run_ceilings: Any,
+    given: dict[str, RunRoofs | RooflakeError],
+) -> RunRoofs:
+    """The roofs run ``rid`` is drawn against in :func:`time_rooflines`: those ``given`` for it, else
+    :func:`rooflake.views.ceilings.run_roofs` of ``ceilings`` (asked even for a run with nothing to draw when
+    ``ceilings`` is not ``default``, whose error then comes first). ``found``: its ``time_roofline_drawable`` row
+    (None: the run has no kernel). Raises the :class:`RooflakeError` given or raised for its roofs, else
+    :class:`RooflineDataError` when none of its kernels can be drawn."""
+    drawable = found is not None and found["drawable"]
+    mine = given.get(rid)
+    if isinstance(mine, RooflakeError):
+        raise mine
+    if mine is None and (drawable or ceilings != "default"):
+        own = None if run_ceilings is None else _by_run(run_ceilings, [rid])[rid]
+        mine = run_roofs(store, rid, ceilings, info=run, report=own)
+    if not drawable or mine is None:
+        raise _nothing_to_draw(rid, run, found["n_kernels"] if found is not None else 0)
+    return mine
 
 
 def _runs_rows(con: Any, overheads: dict[str, LaunchOverhead], roofs: dict[str, RunRoofs]) -> Any:
