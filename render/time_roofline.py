@@ -306,11 +306,11 @@ def _bounds(df: pl.DataFrame) -> list[str]:
 
 
 def _no_points(df: pl.DataFrame, what: str) -> RooflineDataError:
-    runs = ", ".join(sorted({str(r) for r in df.get_column("run_id").to_list()})) or "?"
+    runs = ", ".join(sorted({str(r) for r in df.get_column("run_id").to_list()}))
     no_tmin = df.filter(~positive("t_min_s")).height
     no_time = df.filter(~positive("time_s")).height
     return RooflineDataError(
-        f"run {runs}: nothing to draw on the {what}: of {df.height} row(s), {no_tmin} have no T_min (no FLOP or "
+        f"{f'run {runs}: ' if runs else ''}nothing to draw on the {what}: of {df.height} row(s), {no_tmin} have no T_min (no FLOP or "
         f"byte counters with a roof), {no_time} no usable duration, and the rest lack {what.split(' vs ')[-1]}. "
         "Profile with `ncu --set roofline` (or the SpeedOfLight_Hierarchical*RooflineChart sections)"
     )

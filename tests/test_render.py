@@ -417,3 +417,15 @@ def test_roof_named_by_points_but_not_by_the_ceilings():
     chart = roofline_chart(points, run_ceilings(), level="dram", precision="tensor")
     assert {r["text"] for r in layer_data(chart, "ceiling_labels_compute")} == {"TENSOR FP16→FP32 40 TFLOP/s"}
     assert "No valid ceiling" not in " ".join(chart.to_dict()["title"]["subtitle"])
+
+
+def test_no_kernel_at_all_names_no_unknown_run():
+    """A run without kernel rows (an nsys run in ``rl report``) says so, without a made-up run id ("run ?": the
+    report's note sits under the run's own heading)."""
+    empty = kernel_roofline().head(0)
+    with pytest.raises(
+        RooflineDataError, match=r"^no kernel can be drawn .*of 0 kernel\(s\), none has roofline rows"
+    ):
+        roofline_chart(empty, run_ceilings())
+    with pytest.raises(RooflineDataError, match=r"^run \S+: no kernel can be drawn"):
+        roofline_chart(kernel_roofline().with_columns(pl.lit(0.0).alias("flops")), run_ceilings())
