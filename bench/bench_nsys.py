@@ -316,6 +316,13 @@ def _median(xs: list[float]) -> float:
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
+def _failed(results: list[dict]) -> str:
+    """``" (N of M runs failed: last error)"`` when some of a contender's runs failed (their figures are left out of
+    its medians), else ``""``."""
+    bad = [r["error"] for r in results if "error" in r]
+    return f" ({len(bad)} of {len(results)} runs failed: {bad[-1]})" if bad else ""
+
+
 def big_report(runs: int = 3) -> dict[str, tuple[float, float, float]]:
     """The issue-14 figures at the range-heavy copy x8 (built once, :func:`cached_copy`): a full ``rl ingest`` as a
     whole process against nsys-ai's cache build and the pandas baseline (same columns), each a whole process,
@@ -371,6 +378,8 @@ def big_report(runs: int = 3) -> dict[str, tuple[float, float, float]]:
         f"{'within' if o_rss <= RL_MEMORY_GOAL_MB else 'OVER'} the {RL_MEMORY_GOAL_MB} MB goal"
     )
     figures = {"rl ingest": (o_wall, o_cpu, o_rss)}
+    if failed := _failed(got["rl ingest"]):
+        print(f"  rl ingest{failed}")
     for name, goal in GOALS.items():
         rs = [r for r in got[name] if "error" not in r]
         if contenders[name] is None or not rs:
@@ -381,7 +390,7 @@ def big_report(runs: int = 3) -> dict[str, tuple[float, float, float]]:
         figures[name] = (wall, cpu, max(r["rss_mb"] for r in rs))
         print(
             f"  {name:<30}{wall:>8.1f}{cpu:>8.1f}{max(r['rss_mb'] for r in rs):>9.0f}   "
-            f"{wall / o_wall:.2f}x faster (wall), {cpu / o_cpu:.2f}x (CPU); goal {goal:.0f}x"
+            f"{wall / o_wall:.2f}x faster (wall), {cpu / o_cpu:.2f}x (CPU); goal {goal:.0f}x{_failed(got[name])}"
         )
     return figures
 
