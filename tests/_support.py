@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("RL_FIXTURES", ROOT.parent / "shared" / "fixtures"))
@@ -37,6 +39,17 @@ def snapshot(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and p.name != ".lock"
     }
+
+
+def same_table(a: Any, b: Any) -> None:
+    """Assert that two Arrow tables are equal: names, types and every value, row for row (NaN equal to NaN)."""
+    assert a.schema == b.schema
+    assert a.num_rows == b.num_rows
+    for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
+        for k in x:
+            u, v = x[k], y[k]
+            both_nan = isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)
+            assert u == v or both_nan, (k, u, v)
 
 
 def tiny_run(

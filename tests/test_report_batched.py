@@ -20,7 +20,7 @@ from rooflake.views.report import run_reports
 from rooflake.views.runs import run_info
 from rooflake.views.time_roofline import launch_overheads, time_roofline, time_rooflines
 
-from _support import FIXTURES, fixture
+from _support import FIXTURES, fixture, same_table
 
 NSYS_MOCK = FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite"
 
@@ -47,17 +47,6 @@ def _ids(store: Store) -> list[str]:
     return [r["run_id"] for r in sorted(runs, key=lambda r: str(r["source"]).endswith(".sqlite"))]
 
 
-def _same(a: pa.Table, b: pa.Table) -> None:
-    """Equal tables: names, types, and every value (NaN equal to NaN), row for row."""
-    assert a.schema == b.schema
-    assert a.num_rows == b.num_rows
-    for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
-        for k in x:
-            u, v = x[k], y[k]
-            both_nan = isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)
-            assert u == v or both_nan, (k, u, v)
-
-
 @pytest.mark.parametrize("given", [False, True])
 @pytest.mark.parametrize("ceilings", ["default", "datasheet"])
 def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str, given: bool) -> None:
@@ -79,9 +68,9 @@ def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str, giv
         assert not isinstance(got, RooflakeError), got
         assert (got.run_id, got.grain, got.depth, got.level) == (rid, "kernel", 1, "dram")
         assert got.launch_overhead == want.launch_overhead
-        _same(got.rows, want.rows)
-        _same(got.points, want.points)
-        _same(got.ceilings, want.ceilings)
+        same_table(got.rows, want.rows)
+        same_table(got.points, want.points)
+        same_table(got.ceilings, want.ceilings)
         drawn[rid] = str(got.ceilings["source"][0])
     # real coverage: runs drawn against their own peaks or the datasheet's (each run's kernel_roofs given to the
     # one statement), runs with nothing to draw, an nsys run without counters
@@ -137,11 +126,11 @@ def test_run_reports_equal_one_run_queries(store: Store) -> None:
     for rid, r in reports.items():
         assert r.run == run_info(con, rid)
         for got, name in ((r.points, "kernel_roofline"), (r.ceilings, "run_ceilings")):
-            _same(got, fetch(con, name, filters={"run_id": rid}))
+            same_table(got, fetch(con, name, filters={"run_id": rid}))
         checks = fetch(con, "physics_checks", filters={"run_id": rid})
-        _same(r.checks, checks.select(["kernel_id", "name", "check", "detail"]))
-        _same(r.top_kernels, _one_run(store, TOP_KERNELS, rid))
-        _same(r.top_layers, _one_run(store, TOP_LAYERS, rid))
+        same_table(r.checks, checks.select(["kernel_id", "name", "check", "detail"]))
+        same_table(r.top_kernels, _one_run(store, TOP_KERNELS, rid))
+        same_table(r.top_layers, _one_run(store, TOP_LAYERS, rid))
         assert r.top_kernels.num_rows > 0
     cmp = reports[ids[1]].comparison
     assert cmp is not None and (cmp.base_run, cmp.new_run) == (ids[0], ids[1])
@@ -159,5 +148,5 @@ def test_time_roofline_rows_of_a_report(tmp_path: Path, store: Store) -> None:
     for rid, t in got.items():
         if t is not None:
             want = time_roofline(store, rid)
-            _same(t.rows, want.rows)
+            same_table(t.rows, want.rows)
             assert t.launch_overhead == want.launch_overhead

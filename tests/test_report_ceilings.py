@@ -7,10 +7,8 @@ H100 run is compared with the A10G one, and the kingspeak P100 ERT results label
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -24,7 +22,7 @@ from rooflake.views import report as report_view
 from rooflake.views.roofline import roofline
 from rooflake.views.time_roofline import time_roofline
 
-from _support import FIXTURES, fixture
+from _support import FIXTURES, fixture, same_table
 
 A10G = fixture("AveryClapp__ESMM-Research__profile_output")
 H100 = fixture("AlpriElse__cs599k")
@@ -50,18 +48,6 @@ def _run(store: Path, report: Path) -> str:
     return con.execute("SELECT run_id FROM runs WHERE source_path = ?", [str(report.resolve())]).fetchone()[0]
 
 
-def _same(a: pa.Table, b: pa.Table) -> None:
-    """Equal tables: names, types and every value (NaN equal to NaN), row for row."""
-    assert a.schema == b.schema
-    assert a.num_rows == b.num_rows
-    for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
-        for k in x:
-            u, v = x[k], y[k]
-            assert u == v or (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)), (
-                k, u, v,
-            )  # fmt: skip
-
-
 def _reports(store: Path, ceilings: str) -> dict[str, report_view.RunReport]:
     rep = report_view.report(Store(store), where=BATCH, ceilings=ceilings)
     return {r.run_id: r for r in rep.runs}
@@ -74,12 +60,12 @@ def test_each_run_is_drawn_against_what_rl_roofline_draws(store: Path, source: s
     for rid, r in reports.items():
         want = roofline(Store(store), rid, "all", ceilings=source)
         assert r.roofs == source and r.roofline_note is None
-        _same(r.points, want.points)
-        _same(r.ceilings, want.ceilings)
+        same_table(r.points, want.points)
+        same_table(r.ceilings, want.ceilings)
         assert r.time is not None
         t = time_roofline(Store(store), rid, launch_overhead_ns=r.time.launch_overhead, ceilings=source)
-        _same(r.time.rows, t.rows)
-        _same(r.time.ceilings, t.ceilings)
+        same_table(r.time.rows, t.rows)
+        same_table(r.time.ceilings, t.ceilings)
     sources = {rid: set(r.ceilings.column("source").to_pylist()) for rid, r in reports.items()}
     if source == "datasheet":
         assert all(s == {"datasheet"} for s in sources.values())
@@ -135,8 +121,8 @@ def test_the_default_is_what_the_report_drew(store: Path, tmp_path: Path) -> Non
     reports = _reports(store, "default")
     for rid, r in reports.items():
         assert r.roofs == "default" and r.roofline_note is None
-        _same(r.points, queries.fetch(con, "kernel_roofline", filters={"run_id": rid}))
-        _same(r.ceilings, queries.fetch(con, "run_ceilings", filters={"run_id": rid}))
+        same_table(r.points, queries.fetch(con, "kernel_roofline", filters={"run_id": rid}))
+        same_table(r.ceilings, queries.fetch(con, "run_ceilings", filters={"run_id": rid}))
         sec = section(r)
         assert not any("--ceilings" in n for n in sec["notes"])
         (name, chart), _ = sec["charts"]

@@ -6,11 +6,9 @@ not select; the numbers are those of the views over both runs, as before."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -21,7 +19,7 @@ from rooflake.store import Store
 from rooflake.views import report as report_view
 from rooflake.views.time_roofline import launch_overheads, time_rooflines
 
-from _support import fixture
+from _support import fixture, same_table
 
 A10G = fixture("AveryClapp__ESMM-Research__profile_output")
 H100 = fixture("AlpriElse__cs599k")
@@ -58,16 +56,6 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
     return calls
 
 
-def _same(a: pa.Table, b: pa.Table) -> None:
-    assert a.schema == b.schema and a.num_rows == b.num_rows
-    for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
-        for k in x:
-            u, v = x[k], y[k]
-            assert u == v or (
-                isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)
-            )
-
-
 def test_previous_run_outside_the_selection_computes_once(store: Path, counted: dict) -> None:
     h100, a10g = _run(store, H100), _run(store, A10G)
     ids, runs = report_view.report_runs(Store(store), run_ids=[h100])
@@ -80,8 +68,8 @@ def test_previous_run_outside_the_selection_computes_once(store: Path, counted: 
     want = time_rooflines(both, launch_overheads(both, [h100]), runs_rows)[h100]
     assert r.time is not None and not isinstance(want, Exception)
     assert r.time.launch_overhead == want.launch_overhead
-    _same(r.time.rows, want.rows)
-    _same(r.time.ceilings, want.ceilings)
+    same_table(r.time.rows, want.rows)
+    same_table(r.time.ceilings, want.ceilings)
 
 
 @pytest.mark.parametrize("given", [False, True])
