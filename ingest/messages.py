@@ -3,6 +3,7 @@
 - :func:`shown`: a file name as it is, or quoted like a Python string literal when it holds a character that is not
   printable (a newline would split the line, an escape sequence would colour the terminal).
 - :func:`path_text`: a file name as text a table column can hold (bytes that are not UTF-8 written ``\\xNN``).
+- :func:`utf8_named`: a name of a file that libraries taking UTF-8 text can open (a link when its own is not UTF-8).
 - :func:`first_line`: a driver's message without the query text or the traceback it appends on further lines.
 - :func:`captured_stderr`: the native libraries' own stderr (``ncu_report``'s absl/protobuf logging writes to file
   descriptor 2 directly) captured for the duration of a read, so that nothing but rooflake's one line reaches the
@@ -36,6 +37,21 @@ def path_text(path: str | Path) -> str:
     except UnicodeEncodeError:
         return os.fsencode(s).decode("utf-8", errors="backslashreplace")
     return s
+
+
+@contextlib.contextmanager
+def utf8_named(path: Path, link_name: str) -> Iterator[Path]:
+    """A name of the file or folder ``path`` that libraries taking UTF-8 text can open (``ncu_report``'s
+    ``char const *``, pyarrow's URIs, DuckDB's SQL text): ``path`` itself, or, when its name holds bytes that are
+    not UTF-8 (:func:`path_text` differs), a symbolic link ``link_name`` to it in a temporary folder that lives as
+    long as the block (readers such as ``ncu_report`` read from the file after opening it)."""
+    if path_text(path) == str(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="rooflake-link-") as tmp:
+        link = Path(tmp) / link_name
+        link.symlink_to(os.path.abspath(path))
+        yield link
 
 
 def first_line(e: BaseException | str) -> str:

@@ -10,11 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
 import struct
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.ingest.derive import derive, flag_gemm_without_flops
-from rooflake.ingest.messages import Captured, captured_stderr, first_line, shown
+from rooflake.ingest.messages import Captured, captured_stderr, first_line, shown, utf8_named
 from rooflake.ingest.nvtx import range_name
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 from rooflake.schema import catalog as cat
@@ -162,9 +160,9 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
     line goes into the error).
     """
     path = Path(path)
-    with captured_stderr() as noise, _utf8_named(path) as name:
+    with captured_stderr() as noise, utf8_named(path, "report.ncu-rep") as name:
         try:
-            return _read(path, name, run_id, fp16, noise)
+            return _read(path, str(name), run_id, fp16, noise)
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - ncu_report and pyarrow raise bare errors on corrupt content
@@ -182,7 +180,7 @@ def _said(noise: Captured) -> str:
 
 def _load(path: Path, name: str, noise: Captured) -> tuple[Any, str, str | None]:
     """(``ncu_report`` context, producer, command line) of the report at ``path`` (``ncu_report`` opens it as
-    ``name``: :func:`_utf8_named`), after checking its framing. Raises :class:`InputError` when it cannot be read
+    ``name``: :func:`rooflake.ingest.messages.utf8_named`), after checking its framing. Raises :class:`InputError` when it cannot be read
     or holds no ranges."""
     import ncu_report  # vendor package, imported late so `rl --help` stays fast
 
@@ -203,23 +201,6 @@ def _load(path: Path, name: str, noise: Captured) -> tuple[Any, str, str | None]
             f"{shown(path)}: the report holds no ranges (not a readable Nsight Compute report){_said(noise)}"
         )
     return ctx, producer, cmd
-
-
-@contextlib.contextmanager
-def _utf8_named(path: Path) -> Iterator[str]:
-    """A name of the file ``path`` that ``ncu_report`` takes (its ``char const *`` is UTF-8): ``path`` itself, or,
-    when its bytes are not UTF-8, a symbolic link to it in a temporary folder, for the block (``ncu_report`` reads
-    from the file after ``load_report``: kernel names come back None once the link is gone)."""
-    name = str(path)
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        with tempfile.TemporaryDirectory(prefix="rooflake-ncu-") as tmp:
-            link = os.path.join(tmp, "report.ncu-rep")
-            os.symlink(os.path.abspath(path), link)
-            yield link
-        return
-    yield name
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.ingest import nsys_sqlite
-from rooflake.ingest.messages import first_line, shown
+from rooflake.ingest.messages import first_line, shown, utf8_named
 from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, lacking, quoted
 from rooflake.schema import InputError
 from rooflake.schema.duck import sql_literal, sql_template
@@ -215,8 +215,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
 
     folder = Path(path)
     meta, tables = check(folder)
-    with tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill:
-        read_at = _utf8_named(folder, Path(spill))
+    with (
+        tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
+        utf8_named(folder, "export.parquetdir") as read_at,
+    ):
         con = nsys_sqlite.connect(spill)
         try:
             src = ParquetSources(con, read_at, tables)
@@ -234,18 +236,6 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
             raise InputError(f"{shown(folder)}: cannot read the Parquet export ({first_line(e)})") from e
         finally:
             con.close()
-
-
-def _utf8_named(folder: Path, tmp: Path) -> Path:
-    """A name of ``folder`` that DuckDB's SQL text can hold (UTF-8): ``folder`` itself, or, when its bytes are not
-    UTF-8, a symbolic link to it in ``tmp`` (a folder that lives as long as the reading)."""
-    try:
-        str(folder).encode("utf-8")
-    except UnicodeEncodeError:
-        link = tmp / "export.parquetdir"
-        link.symlink_to(folder.absolute(), target_is_directory=True)
-        return link
-    return folder
 
 
 def _arrow_type(declared: str) -> tuple[str, pa.DataType]:
