@@ -342,9 +342,8 @@ def meta(db: Export, tables: dict[str, dict[str, str]]) -> dict[str, str]:
     for table in META_TABLES:
         if table in tables:
             _, arrow = select(db, tables, table, META_COLS)
-            if (
-                arrow is not None
-            ):  # by name: a column of invalid UTF-8 brings its _hex column after the others
+            # by name: a column of invalid UTF-8 brings its _hex column after the others
+            if arrow is not None:
                 names, values = (arrow.column(ours).to_pylist() for _, _, ours in META_COLS)
                 return {str(k): str(v) for k, v in zip(names, values, strict=True)}
     return {}
