@@ -20,7 +20,7 @@ import importlib
 import sys
 from typing import Any
 
-__all__ = ["COMMANDS", "MODULES", "app", "load", "main"]
+__all__ = ["COMMANDS", "MODULES", "QUERYING", "app", "load", "main"]
 
 #: the command modules, in the order of ``rl --help``
 MODULES = (
@@ -58,6 +58,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "ceilings": ("ceilings_cmds", "measure_cmds"),
 }
 
+#: the commands that open the store's DuckDB database (:func:`rooflake.store.database.build`): :func:`main` starts
+#: DuckDB on a second thread while typer parses their arguments (:mod:`rooflake.store.early`)
+QUERYING = frozenset(
+    ["runs", "sql", "roofline", "layers", "trajectory", "compare", "whatif", "report", "check", "ceilings"]
+)
+
 
 def load(modules: tuple[str, ...] = MODULES) -> Any:  # -> typer.Typer
     """Import command ``modules`` of this package (registering their commands); the app (every command by
@@ -77,7 +83,12 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     """Console-script entry point (``rl``): the app with the commands ``sys.argv[1]`` names (every one for
-    anything else: help, ``--version``, a mistyped command)."""
+    anything else: help, ``--version``, a mistyped command); for a command of :data:`QUERYING`, DuckDB starts
+    meanwhile."""
+    if len(sys.argv) > 1 and sys.argv[1] in QUERYING:
+        from rooflake.store import early
+
+        early.start()
     load(COMMANDS.get(sys.argv[1], MODULES) if len(sys.argv) > 1 else MODULES)(prog_name="rl")
 
 

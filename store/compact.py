@@ -155,17 +155,11 @@ def plan(manifest: Manifest, parts: frozenset[str], held: Callable[[Segment], fr
 def _connection(fs: Any = None) -> Any:
     """A DuckDB connection with the typed empty stand-in of every table (``empty_table.sql``), reading through
     the fsspec filesystem ``fs`` when given."""
-    import duckdb
+    from rooflake.store.database import stand_ins
 
-    from rooflake.schema import TABLES
-    from rooflake.schema.duck import duck_type, sql_template
-
-    con = duckdb.connect()
+    con = stand_ins()
     if fs is not None:
         con.register_filesystem(fs)
-    for t in ALL_TABLES:
-        cols = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in TABLES[t])
-        con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
     return con
 
 

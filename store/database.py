@@ -662,6 +662,20 @@ def _point_first(db: Database, con: Any) -> None:
     _again(db, con, lambda: db.point(con, runs), widen=False)
 
 
+def stand_ins() -> Any:
+    """A new in-memory DuckDB connection (``duckdb.DuckDBPyConnection``) holding the typed, empty stand-in
+    ``__empty_<table>`` of every store table (``empty_table.sql``; columns :data:`rooflake.schema.COLUMNS`) and
+    nothing else, whatever the store: where :func:`build` and compaction start. Raises ``duckdb.Error`` when DuckDB
+    cannot start."""
+    import duckdb
+
+    con = duckdb.connect()
+    for t in ALL_TABLES:
+        cols = ", ".join(f'"{f.name}" {f.type}' for f in COLUMNS[t])
+        con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
+    return con
+
+
 def build(
     root: Path | Snapshot,
     only_runs: list[str] | None = None,
@@ -679,15 +693,12 @@ def build(
     to them when created; SQL text, or ``(name, statement)`` pairs, which need no parsing). Unless ``unsafe``, the
     database is then locked down (:func:`lock_down`). ``root`` a :class:`Snapshot`: a store on object storage,
     read through its fsspec filesystem registered with the database. Raises ``duckdb.Error`` when a statement fails."""
-    import duckdb
+    from rooflake.store import early
 
-    con = duckdb.connect()
+    con = early.connect()  # stand_ins(), made on a second thread by rl's main() or now
     if not isinstance(root, Path):
         root.register(con)
     sources = take_sources(root, only_runs)
-    for t in ALL_TABLES:
-        cols = ", ".join(f'"{f.name}" {f.type}' for f in COLUMNS[t])
-        con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))
     _published(con, sources)
     db = Database(con, sources, sources.partitioned(PRUNE_FROM))
     if not isinstance(root, Path):
