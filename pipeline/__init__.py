@@ -27,7 +27,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rooflake.ingest import PRELOAD, READABLE, detect_format, file_sha256, mp_context, open_run, source_bytes
+from rooflake.ingest import (
+    FORMATS_READ,
+    PRELOAD,
+    READABLE,
+    detect_format,
+    file_sha256,
+    mp_context,
+    open_run,
+    source_bytes,
+)
 from rooflake.ingest.messages import path_text
 from rooflake.pipeline.isolated import run_isolated
 from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
@@ -206,7 +215,7 @@ def _expand(a: str) -> list[Path]:
         found = _reports_in(p)
         if not found:
             raise InputError(
-                f"{p}: directory holds no Nsight Compute reports (.ncu-rep, found by first bytes)"
+                f"{p}: directory holds no file rl ingest reads (found by first bytes): {FORMATS_READ}"
             )
         return found
     if p.exists():

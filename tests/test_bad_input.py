@@ -88,7 +88,9 @@ def test_directory_without_reports(store: Path, tmp_path: Path) -> None:
     (d / "notes.txt").write_text("no reports here")
     before = snapshot(store)
     code, _, err = run("ingest", str(d), "--store", str(store))
-    assert_one_error(code, err, str(d), "holds no Nsight Compute reports")
+    assert_one_error(
+        code, err, str(d), "holds no file rl ingest reads (found by first bytes): Nsight Compute"
+    )
     assert snapshot(store) == before
 
 
