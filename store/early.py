@@ -9,7 +9,7 @@ making it again. Nothing that depends on the arguments is done early (which stor
 the connection handed out holds the stand-ins and nothing else, as a new one would.
 
 Measured on 2 cores, whole processes (CHANGELOG, issue 14): one run of ``kernel_roofline`` from a 10,000-run
-store by ``rl sql``, and ``rl runs``, each ~25 ms sooner; CPU time unchanged.
+store by ``rl sql``, and ``rl runs``, each ~20 ms sooner; CPU time unchanged.
 """
 
 from __future__ import annotations
