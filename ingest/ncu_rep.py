@@ -180,8 +180,8 @@ def _said(noise: Captured) -> str:
 
 def _load(path: Path, name: str, noise: Captured) -> tuple[Any, str, str | None]:
     """(``ncu_report`` context, producer, command line) of the report at ``path`` (``ncu_report`` opens it as
-    ``name``: :func:`rooflake.ingest.messages.utf8_named`), after checking its framing. Raises :class:`InputError` when it cannot be read
-    or holds no ranges."""
+    ``name``: :func:`rooflake.ingest.messages.utf8_named`), after checking its framing. Raises
+    :class:`InputError` when it cannot be read or holds no ranges."""
     import ncu_report  # vendor package, imported late so `rl --help` stays fast
 
     try:

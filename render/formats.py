@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (issue 14)
     import polars as pl
 
-__all__ = ["NAME_CHARS", "duration", "flags_text", "share", "si", "truncate", "truncate_text"]
+__all__ = ["NAME_CHARS", "duration", "flags_text", "runs_said", "share", "si", "truncate", "truncate_text"]
 
 #: Demangled names can exceed 1 kB; this many characters are shown.
 NAME_CHARS = 80
@@ -47,6 +47,12 @@ def truncate(expr: pl.Expr, n: int = NAME_CHARS) -> pl.Expr:
     import polars as pl
 
     return pl.when(expr.str.len_chars() > n).then(expr.str.slice(0, n - 1) + "…").otherwise(expr)
+
+
+def runs_said(run_ids: set[str]) -> str:
+    """``"run A, B: "``, the sorted ``run_ids`` that open a message about their rows; ``""`` for none (a message
+    about no rows names no run)."""
+    return f"run {', '.join(sorted(run_ids))}: " if run_ids else ""
 
 
 def truncate_text(s: str | None, n: int = NAME_CHARS) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rooflake.render.axes import ai_x, flops_y, roofline_ai_range, roofline_y_range
-from rooflake.render.formats import share
+from rooflake.render.formats import runs_said, share
 from rooflake.render.inputs import POINT_OPTIONAL, POINT_REQUIRED, Table, ceiling_rows, conform, frame, values
 from rooflake.render.marks import LEVEL_ORDER, LEVEL_SHAPE, flag_outline, level_shape
 from rooflake.render.roofs import (
@@ -243,7 +243,6 @@ def _nothing_drawn(
     """The error when no point can be drawn: how many kernels lack what, and how to collect it."""
     all_keys = kernel_keys(pts)
     zero_keys, no_prec_flops = _left_out(pts, rows)
-    run_ids = ", ".join(sorted({str(r) for r, _ in all_keys}))
     parts = [f"{n} {text}" for what, n, text in reasons if what != "flops"]
     if zero_keys:
         parts.insert(0, f"{len(zero_keys)} have no FLOPs at all (zero or not counted)")
@@ -252,7 +251,8 @@ def _nothing_drawn(
     found = pts.filter(has_flops()).get_column("precision").unique().sort().to_list() if pts.height else []
     hint = f" (FLOPs were counted in: {', '.join(found)})" if found and precision != "all" else ""
     return RooflineDataError(
-        f"{f'run {run_ids}: ' if run_ids else ''}no kernel can be drawn on the {level_text(level)} roofline ({prec_text(precision)}): "
+        f"{runs_said({str(r) for r, _ in all_keys})}no kernel can be drawn on the {level_text(level)} roofline "
+        f"({prec_text(precision)}): "
         f"of {len(all_keys)} kernel(s), {'; '.join(parts) or 'none has roofline rows'}{hint}. "
         "A roofline needs FLOP counts, bytes at the level and a duration: "
         "profile with `ncu --set roofline` (or the SpeedOfLight_Hierarchical*RooflineChart sections), "

@@ -28,7 +28,7 @@ import polars as pl
 
 from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
 from rooflake.render.compose import hconcat_chart, layer_chart, vconcat_chart
-from rooflake.render.formats import duration, si, truncate
+from rooflake.render.formats import duration, runs_said, si, truncate
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
 from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
 from rooflake.render.roofs import (
@@ -306,12 +306,11 @@ def _bounds(df: pl.DataFrame) -> list[str]:
 
 
 def _no_points(df: pl.DataFrame, what: str) -> RooflineDataError:
-    runs = ", ".join(sorted({str(r) for r in df.get_column("run_id").to_list()}))
     no_tmin = df.filter(~positive("t_min_s")).height
     no_time = df.filter(~positive("time_s")).height
     return RooflineDataError(
-        f"{f'run {runs}: ' if runs else ''}nothing to draw on the {what}: of {df.height} row(s), {no_tmin} have no T_min (no FLOP or "
-        f"byte counters with a roof), {no_time} no usable duration, and the rest lack {what.split(' vs ')[-1]}. "
+        f"{runs_said({str(r) for r in df.get_column('run_id').to_list()})}nothing to draw on the {what}: of "
+        f"{df.height} row(s), {no_tmin} have no T_min (no FLOP or byte counters with a roof), {no_time} no usable duration, and the rest lack {what.split(' vs ')[-1]}. "
         "Profile with `ncu --set roofline` (or the SpeedOfLight_Hierarchical*RooflineChart sections)"
     )
 
