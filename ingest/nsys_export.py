@@ -376,3 +376,34 @@ def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
         return info, sizes
     finally:
         db.close()
+
+
+def trim_heap() -> None:
+    """Give freed heap memory back to the OS: glibc keeps the ADBC driver's freed Arrow buffers otherwise, and the
+    blocks DuckDB's threads and the NVTX stack sweep (rooflake.ingest.nsys_sweep) freed; Arrow's own pool (mimalloc
+    or jemalloc) keeps what it served."""
+    pa.default_memory_pool().release_unused()
+    _glibc("malloc_trim", 0)
+
+
+# glibc's mallopt parameter for the size from which an allocation is its own mmap (given back when freed)
+_M_MMAP_THRESHOLD = -3
+
+
+def mmap_big_allocations(threshold: int = 1 << 20) -> None:
+    """Make glibc serve allocations of ``threshold`` bytes and more from their own mmap, for the rest of the
+    process: the NVTX stack sweep's numpy arrays (rooflake.ingest.nsys_sweep) are then given back to the OS when
+    freed. Without it glibc raises that threshold to the size of each big block freed (up to 32 MB), serves the
+    next arrays from its heap, and keeps ~50 MB of it resident through the rest of the ingest (at 5.7M NVTX
+    ranges)."""
+    _glibc("mallopt", _M_MMAP_THRESHOLD, threshold)
+
+
+def _glibc(function: str, *args: int) -> None:
+    """Call glibc's ``function`` (malloc tuning); nothing happens on another C library."""
+    import contextlib
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError):  # not glibc
+        getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), function)(*args)

@@ -9,10 +9,11 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
 
 - ``macros``: NVTX event types by name, range names;
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
-- ``ranges`` (the NVTX table): ranges, domains, the slices of the stack sweep; ``sweep_slice`` once per slice;
-  ``sweep_end``; ``walk``, ``walk_step`` once per level of the stacks, ``walk_names``, ``stacks``, ``stack_level``
-  once per depth, ``paths``, ``attribution``: NVTX paths (one per distinct stack) and the attribution of every
-  operation;
+- ``ranges`` (the NVTX table): ranges, domains, the lanes of the stack sweep; the sweep itself, in numpy
+  (:mod:`rooflake.ingest.nsys_sweep`: ``sweep_lanes``, then per group of lanes ``sweep_launches``, ``sweep_ranges``
+  and ``sweep_store``): each range's depth and parent, each operation's innermost range, the ranges on the
+  operations' stacks; ``range_names``, ``walk_names``, ``stacks``, ``stack_level`` once per depth, ``paths``,
+  ``attribution``: NVTX paths (one per distinct stack) and the attribution of every operation;
 - ``output``: the output tables as views, which DuckDB streams to Parquet (:class:`rooflake.schema.duck.DuckTable`);
   ``summary``: the counts.
 
@@ -31,7 +32,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from rooflake.ingest import nsys_export, sqlscript
+from rooflake.ingest import nsys_export, nsys_sweep, sqlscript
 from rooflake.ingest.nsys_export import SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
@@ -41,18 +42,12 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
 # DuckDB (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
 # (nsys/work_db.sql), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges,
-# 720 MB) peaks at ~0.50 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
-# limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: 34-36 CPU s for
-# that ingest (38-40 s before the work database and the path tree, 29 s under a 2 GB limit at 1.3 GB; a 270 MB
-# limit gives 0.48 GB for +7 CPU s). Measured on 2 loaded cores (issue 14)
+# 720 MB) peaks at ~0.49 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
+# limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~32 CPU s for
+# that ingest with the stack sweep in numpy (34-36 s with it in SQL, 38-40 s before the work database and the path
+# tree, 29 s under a 2 GB limit at 1.3 GB). A lower limit does not lower the peak: 280 MB took +4 CPU s, 260 MB
+# after the sweep +9 CPU s, both still at ~0.50 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
-# push/pop ranges per slice of the NVTX stack sweep (nsys/ranges.sql): the sort of one slice's events is in memory at
-# a time. At 700k ranges (peak RSS of read + attribution, time): one slice 0.46 GB; 200k 0.39-0.40 GB; 150k 0.39 GB;
-# 100k 0.38 GB but +0.12 s
-SLICE_RANGES = 150_000
-# at most this many slices: each slice scans the sources again (~15 ms per slice at 700k ranges), so a fixed slice
-# size would make the sweep quadratic in the export's size; beyond 8 x 150k ranges the slices grow instead
-MAX_SLICES = 8
 
 
 class _Sources:
@@ -87,7 +82,7 @@ class _Sources:
         """Drop the tables behind ``names`` (their views are dropped by the SQL): the memory is freed."""
         for name in names:
             self.con.execute(sql_template(PKG, "nsys/source_drop.sql", table=self.tables.pop(name)))
-        _trim()
+        nsys_export.trim_heap()
 
 
 def load(con: Any, path: Path, names: list[str], into: str, folder: str) -> dict[str, bool]:
@@ -237,16 +232,13 @@ def attribute(con: Any, src: SourceViews) -> None:
     sqlscript.run(con, "nsys/launches.sql")
     src.release("api_raw0", "api_raw1")
     src.need("nvtx_raw")
-    ranges = sqlscript.run(con, "nsys/ranges.sql", slice_ranges=SLICE_RANGES, max_slices=MAX_SLICES)
-    for t_lo, t_hi in ranges.fetchall():
-        sqlscript.run(con, "nsys/sweep_slice.sql", t_lo=t_lo, t_hi=t_hi)
-    sqlscript.run(con, "nsys/sweep_end.sql")
-    sqlscript.run(con, "nsys/purge.sql")
-    sqlscript.run(con, "nsys/walk.sql")
-    while sqlscript.run(con, "nsys/walk_step.sql").fetchall()[0][0]:  # one level up the stacks per step
-        pass
+    sqlscript.run(con, "nsys/ranges.sql")
+    nsys_sweep.sweep(con)
+    sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=MEMORY_LIMIT)
+    _purge(con)
+    sqlscript.run(con, "nsys/range_names.sql")
     sqlscript.run(con, "nsys/walk_names.sql")
-    sqlscript.run(con, "nsys/purge.sql")
+    _purge(con)
     (max_depth,) = sqlscript.run(con, "nsys/stacks.sql").fetchall()[0]
     for depth in range(
         max_depth + 1 if max_depth is not None else 0
@@ -254,7 +246,14 @@ def attribute(con: Any, src: SourceViews) -> None:
         sqlscript.run(con, "nsys/stack_level.sql", depth=depth)
     for step in ("paths", "attribution"):
         sqlscript.run(con, f"nsys/{step}.sql")
-        sqlscript.run(con, "nsys/purge.sql")
+        _purge(con)
+
+
+def _purge(con: Any) -> None:
+    """Make DuckDB's allocator give back what it keeps (``nsys/purge.sql``), then glibc's heaps (DuckDB's threads
+    allocate from them: their freed blocks stay resident until trimmed)."""
+    sqlscript.run(con, "nsys/purge.sql")
+    nsys_export.trim_heap()
 
 
 def _conformed(con: Any, schema: pa.Schema, view: str, run_id: str) -> str:
@@ -341,12 +340,3 @@ def _run(meta: dict[str, str], s: dict[str, Any], has_kernel_table: bool) -> dic
         "fp16_convention": None,
         "has_kernel_table": has_kernel_table,
     }
-
-
-def _trim() -> None:
-    """Give freed heap memory back to the OS (glibc keeps the ADBC driver's freed Arrow buffers otherwise)."""
-    import ctypes
-    import ctypes.util
-
-    with contextlib.suppress(OSError, AttributeError):  # not glibc
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)

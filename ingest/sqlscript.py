@@ -56,6 +56,19 @@ def run(con: Any, name: str, **params: Any) -> Any:
     return con
 
 
+def arrow(con: Any, name: str, **params: Any) -> Any:
+    """:func:`run` the file ``name`` on ``con`` but for its last statement, a query, whose result is returned as a
+    ``pyarrow.Table`` (through a relation: the DB-API result's Arrow export copies the rows once more). Raises as
+    :func:`run` does."""
+    from rooflake.schema.duck import fetch_arrow
+
+    *first, last = statements(name)
+    for stmt in first:
+        values = bind(stmt, params, name)
+        con.execute(stmt, values) if values else con.execute(stmt)
+    return fetch_arrow(con, last.query, bind(last, params, name))
+
+
 def _rss_mb() -> int:
     """Current resident memory of this process in MB (Linux; 0 elsewhere), for the debug log."""
     try:

@@ -229,3 +229,13 @@ def test_ranges_starting_at_the_same_instant(tmp_path: Path) -> None:
     con = _tiny(tmp_path, [(0, 50, "inner", A), (0, 100, "outer", A)], [("k", A, 0), ("k2", A, 60)])
     got = dict(con.execute("SELECT name, nvtx_path FROM kernels").fetchall())
     assert got == {"k": "<default domain>:outer/inner", "k2": "<default domain>:outer"}
+
+
+def test_a_range_without_a_thread_is_left_out_of_the_nesting(tmp_path: Path) -> None:
+    """A push/pop row with no globalTid belongs to no lane: no depth, no parent; the other ranges nest as usual."""
+    con = _tiny(
+        tmp_path, [(0, 100, "outer", A), (10, 50, "lost", None), (20, 30, "inner", A)], [("k", A, 25)]
+    )
+    assert con.execute("SELECT nvtx_path FROM kernels").fetchall() == [("<default domain>:outer/inner",)]
+    rows = con.execute("SELECT name, depth FROM ranges ORDER BY start_ns").fetchall()
+    assert rows == [("outer", 0), ("lost", None), ("inner", 1)]

@@ -306,35 +306,32 @@ def test_read_gives_arrow_tables_equal_to_the_store(nsys_store: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite", "Sh1mwww__llama3-inference__demo.sqlite"],
+    [
+        "GindaChen__nsys-ai__tests__fixtures__mfu_2gpu_before.sqlite",
+        "GindaChen__nsys-ai__tests__fixtures__h100_2gpu_1s.sqlite",
+    ],
 )
-@pytest.mark.parametrize(
-    ("per_slice", "max_slices", "want"), [(40, 1000, range(5, 1025)), (1, 3, range(2, 4))]
-)
-def test_sweep_in_slices_gives_the_same_tables(
-    monkeypatch: pytest.MonkeyPatch, name: str, per_slice: int, max_slices: int, want: range
-) -> None:
-    """The NVTX stack sweep runs slice by slice of the time axis (bounded memory): many small slices must give
-    exactly the tables one slice gives, ranges open across slice bounds included; the number of slices is capped."""
-    from rooflake.ingest import nsys_sqlite, read, sqlscript
+def test_sweep_in_groups_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The NVTX stack sweep reads the lanes in groups of whole threads (bounded memory): one thread per group must
+    give exactly the tables one group gives (two threads with push/pop ranges in each of these exports)."""
+    from rooflake.ingest import nsys_sweep, read, sqlscript
 
     def tables() -> dict[str, list[str]]:
         out = read(NSYS / name, run_id="r")
         return {k: sorted(map(repr, v.to_pylist())) for k, v in out.items() if k != "run"}
 
     one = tables()
-    slices = []
-    run = sqlscript.run
+    groups = []
+    run = sqlscript.arrow
 
     def spy(con, file: str, **params):
-        if file == "nsys/sweep_slice.sql":
-            slices.append(params["t_lo"])
+        if file == "nsys/sweep_ranges.sql":
+            groups.append((params["lo"], params["hi"]))
         return run(con, file, **params)
 
-    monkeypatch.setattr(sqlscript, "run", spy)
-    monkeypatch.setattr(nsys_sqlite, "SLICE_RANGES", per_slice)
-    monkeypatch.setattr(nsys_sqlite, "MAX_SLICES", max_slices)
+    monkeypatch.setattr(sqlscript, "arrow", spy)
+    monkeypatch.setattr(nsys_sweep, "GROUP_RANGES", 1)
     many = tables()
-    assert len(set(slices)) in want  # really swept in slices, no more than the cap
+    assert len(groups) > 1  # really read in groups
     assert many == one
     assert len(one["ranges"]) > 200 and any("'depth': 2" in r for r in one["ranges"])

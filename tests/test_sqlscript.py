@@ -35,28 +35,26 @@ def test_a_parameter_without_a_value_is_named() -> None:
         sqlscript.bind(_stmt("SELECT $t_mid, $t"), {"t": 1}, "f.sql")
 
 
-def test_run_executes_every_statement_in_order_with_its_parameters() -> None:
-    """sweep_slice.sql on a lane with a push at 0 and a launch at 5: the launch's innermost range is the push, and
-    the lane's state carries over (the same statements the reader runs once per slice)."""
-    con = duckdb.connect()
+def test_arrow_runs_every_statement_and_returns_the_last_as_arrow() -> None:
+    """sweep_ranges.sql (a setting, then a query with $lo and $hi): the lane's push/pop ranges in push order, the
+    later-ending first at one start, never popped last of all to end."""
+    con = duckdb.connect(config={"preserve_insertion_order": False})
     con.execute(
-        "CREATE TABLE lane_events AS SELECT * FROM (VALUES (1, 1::TINYINT, 10::BIGINT, 0::BIGINT, 1, -100::BIGINT, "
-        "100::BIGINT), (1, 0::TINYINT, 4::BIGINT, 5::BIGINT, 3, 0::BIGINT, NULL::BIGINT)) AS t(lane, kind, ref, t, "
-        "ord, sub, e)"
+        "CREATE TABLE push_pop AS SELECT * FROM (VALUES (10, 5, 9, 7, 0), (11, 5, NULL, 7, 0), (12, 1, 3, 7, 0), "
+        "(13, 5, 6, 8, 0)) AS t(range_id, start_ns, end_ns, thread, domain_id)"
     )
-    con.execute("CREATE TABLE lane_state AS SELECT 1 AS lane, 0 AS level, 0::BIGINT AS seq")
     con.execute(
-        "CREATE TABLE open_pushes (lane INTEGER, seq BIGINT, level INTEGER, ref BIGINT, t BIGINT, e BIGINT)"
+        "CREATE TABLE lanes AS SELECT * FROM (VALUES (7, 0, 3, 1), (8, 0, 1, 2)) AS t(thread, domain_id, n, lane)"
     )
-    con.execute("CREATE TABLE op_inner (uid BIGINT, innermost BIGINT)")
-    con.execute("CREATE TABLE pp (range_id BIGINT, depth INTEGER, parent_id BIGINT)")
-    sqlscript.run(con, "nsys/sweep_slice.sql", t_lo=0, t_hi=50)
-    assert con.execute("SELECT * FROM op_inner").fetchall() == [(4, 10)]
-    assert con.execute("SELECT * FROM pp").fetchall() == [(10, 0, None)]
-    assert con.execute("SELECT lane, level, seq FROM lane_state").fetchall() == [(1, 1, 2)]
-    assert con.execute("SELECT ref FROM open_pushes").fetchall() == [(10,)]  # popped at 100, after the slice
-    with pytest.raises(ValueError, match=r"\$t_hi"):
-        sqlscript.run(con, "nsys/sweep_slice.sql", t_lo=0)
+    got = sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=1, hi=1)
+    assert got.to_pylist() == [
+        {"range_id": 12, "start_ns": 1, "end_ns": 3, "open": 0},
+        {"range_id": 11, "start_ns": 5, "end_ns": 0, "open": 1},
+        {"range_id": 10, "start_ns": 5, "end_ns": 9, "open": 0},
+    ]
+    assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone() == (True,)
+    with pytest.raises(ValueError, match=r"\$hi"):
+        sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=1)
 
 
 def test_run_returns_the_last_statement_s_result() -> None:

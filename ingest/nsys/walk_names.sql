@@ -1,7 +1,7 @@
 -- walk_names: the name of every range on some operation's NVTX stack (rooflake.ingest.nsys_sqlite, after
--- nsys/walk.sql and nsys/walk_step.sql; the reader purges DuckDB's allocator after this file: ~65 MB at 700k
--- ranges).
--- Creates: walk (id, parent_id, depth, domain_id, name of every range on a stack); drops walk_ids, walk_up, walk_new.
+-- nsys/range_names.sql; the stack sweep found those ranges, walk_ids: rooflake.ingest.nsys_sweep; the reader purges
+-- DuckDB's allocator after this file: ~65 MB at 700k ranges).
+-- Creates: walk (id, parent_id, depth, domain_id, name of every range on a stack); drops walk_ids.
 -- Columns: none (statements only).
 
 -- (text and name as in ranges_named, but joined on nvtx_raw: through the view DuckDB names all 700k ranges before
@@ -15,5 +15,3 @@ FROM (
 LEFT JOIN text_names AS t ON t.text = w.text;
 
 DROP TABLE walk_ids;
-DROP TABLE walk_up;
-DROP TABLE IF EXISTS walk_new;

@@ -1,0 +1,237 @@
+"""The NVTX stack sweep of the Nsight Systems reader, in numpy: the depth and parent of every push/pop range, the
+innermost push/pop range open at every GPU operation's launch call, and the ranges on those operations' stacks
+(:func:`sweep`, called by :func:`rooflake.ingest.nsys_sqlite.attribute` between ``nsys/ranges.sql`` and
+``nsys/range_names.sql``). DuckDB reads the ranges and launch calls, numpy counts, DuckDB stores the results.
+
+Push/pop ranges nest per lane = (thread, domain). Within a lane, the ranges are put in push order (start ascending,
+then the later-ending first, then the lower range id: ``nsys/sweep_ranges.sql`` gives them so). Every event of the
+lane (each range's push at its start and pop at its end, and the launch calls made on its thread) falls in one total
+order; at one instant: pops of ranges that began earlier, pushes in push order, pops of zero-length ranges, launch
+calls (a range pushed at exactly t contains a launch at t, one popped at t does not). The open depth before an event
+is the pushes before it minus the pops before it; both counts are binary searches (``numpy.searchsorted``) in the
+sorted starts and the sorted ends, so no sort of the merged events is needed:
+
+- a range's depth = its position in push order - the pops before its push (ends <= its start, less the zero-length
+  ranges at its start, which pop after it is pushed);
+- its parent = the latest range pushed before it at one depth less (absent at depth 0);
+- a launch call at t: level = the pushes at or before t - the pops at or before t; when level > 0, its innermost
+  range is the latest range pushed at or before t at depth level - 1.
+
+These are the definitions of the event-by-event sweep (a running sum of +1 per push and -1 per pop in that order,
+and an ASOF match one level up), computed by counting: they hold whatever the data, improperly nested ranges
+included. An operation launched on a thread with several lanes (domains) takes the latest-pushed of its lanes'
+innermost ranges (pushed at the same instant: the higher range id).
+
+Memory: lanes are read in groups of whole threads of at most :data:`GROUP_RANGES` ranges (a thread with more is
+one group), ~70 bytes per range of the group at a time in numpy's memory (+190 MB at the 2.8M-range lane of the
+range-heavy copy x8), outside DuckDB's limit, which is lowered while the sweep runs (:data:`SWEEP_MEMORY_LIMIT`).
+Big arrays are their own mmap (:func:`rooflake.ingest.nsys_export.mmap_big_allocations`) and the heaps are trimmed
+after each group, so that the memory is given back before DuckDB's next steps (kept, it raised their peaks by
+~50 MB). Time at that copy (1.2M kernels, 5.7M ranges, two lanes of 2.8M): ~2.6 s wall for the sweep, against 5.9 s
+for the SQL sweep it replaced (one sort of every push, pop and launch event, slice by slice, then window functions
+and ASOF joins) and its walk up the stacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rooflake.ingest import nsys_export, sqlscript
+
+# push/pop ranges per group of threads read at once (a thread with more is read alone)
+GROUP_RANGES = 1_000_000
+# DuckDB's memory limit while the sweep holds a group's arrays in Python memory (nsys/sweep_lanes.sql sets it;
+# the caller sets the reader's own limit again after)
+SWEEP_MEMORY_LIMIT = "100MB"
+
+
+def sweep(con: Any) -> None:
+    """Fill the tables ``pp`` (range_id, depth, parent_id: every push/pop range), ``op_inner`` (uid, innermost:
+    every GPU operation with a push/pop range open on its launching thread at its launch call) and ``walk_ids``
+    (id, parent_id, depth: the ranges on those operations' stacks, each innermost range and its ancestors) that
+    ``nsys/ranges.sql`` creates, from its ``lanes`` and ``push_pop`` and from ``ops`` (the module docstring has the
+    method). Depths are 0 for an outermost range; ``parent_id`` is NULL at depth 0. Leaves DuckDB's memory limit
+    at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises ``duckdb.Error`` when a statement
+    fails."""
+    nsys_export.mmap_big_allocations()
+    lanes = sqlscript.run(con, "nsys/sweep_lanes.sql", memory_limit=SWEEP_MEMORY_LIMIT).fetchall()
+    for lo, hi in _groups(lanes):
+        _group(con, lo, hi, lanes[lo - 1 : hi])
+        nsys_export.trim_heap()
+
+
+def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> None:
+    """Sweep lanes ``lo`` to ``hi`` (``lanes``: their (lane, thread, ranges)) and store the results."""
+    import pyarrow as pa
+
+    launches = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=lo, hi=hi)
+    l_thread, l_uid, l_t = (_np(launches[c]) for c in ("thread", "uid", "t"))
+    del launches
+    ranges = sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=lo, hi=hi)
+    ids, starts, ends = (_np(ranges[c]) for c in ("range_id", "start_ns", "end_ns"))
+    popped = _np(ranges["open"]) == 0
+    del ranges
+    sqlscript.run(con, "nsys/purge.sql")  # what DuckDB's allocator kept of the two queries
+    nsys_export.trim_heap()
+    depth, parent, best = _lanes(lanes, ids, starts, ends, popped, l_thread, l_t)
+    del starts, ends, popped
+    hit = best >= 0
+    inner = pa.table({"uid": l_uid[hit], "innermost": ids[best[hit]]})
+    on_stack = _stacks(best[hit], parent)
+    del best, hit, l_thread, l_uid, l_t
+    # (numpy's memory, and the system pool's for Arrow's validity bitmaps: Arrow's own pool keeps ~10 MB after)
+    system = pa.system_memory_pool()
+    pp = pa.table({"range_id": ids, "depth": depth, "parent_id": _ids(ids, parent, system)})
+    walk = pa.table(
+        {
+            "range_id": ids[on_stack],
+            "depth": depth[on_stack],
+            "parent_id": _ids(ids, parent[on_stack], system),
+        }
+    )
+    del parent, depth, on_stack, ids
+    tables = {"sweep_pp": pp, "sweep_inner": inner, "sweep_walk": walk}
+    for name, table in tables.items():
+        con.register(name, table)
+    sqlscript.run(con, "nsys/sweep_store.sql")
+    for name in tables:
+        con.unregister(name)
+
+
+def _lanes(
+    lanes: list[tuple[int, int, int]], ids: Any, starts: Any, ends: Any, popped: Any, l_thread: Any, l_t: Any
+) -> tuple[Any, Any, Any]:
+    """The sweep of a group's ``lanes`` (lane, thread, ranges), whose ranges come lane by lane in push order:
+    (depth of each range, position of its parent in the group or -1, position of each launch call's innermost
+    range or -1). ``l_thread``/``l_t``: the launch calls' threads (sorted) and times."""
+    import numpy as np
+
+    depth = np.empty(len(ids), dtype=np.int32)
+    parent = np.empty(len(ids), dtype=np.int64)
+    best = np.full(len(l_t), -1, dtype=np.int64)
+    a = 0
+    for _, thread, n in lanes:
+        b = a + n
+        la, lb = np.searchsorted(l_thread, [thread, thread + 1])  # launches come by thread, then uid
+        depth[a:b], p, inner = _lane(starts[a:b], ends[a:b], popped[a:b], l_t[la:lb])
+        p[p >= 0] += a
+        parent[a:b] = p
+        del p
+        # the latest-pushed of the thread's lanes' innermost ranges (the same instant: the higher range id)
+        inner[inner >= 0] += a
+        cur = best[la:lb]
+        new, old = np.maximum(inner, 0), np.maximum(cur, 0)
+        later = (starts[new] > starts[old]) | ((starts[new] == starts[old]) & (ids[new] > ids[old]))
+        best[la:lb] = np.where((inner >= 0) & ((cur < 0) | later), inner, cur)
+        a = b
+    return depth, parent, best
+
+
+def _lane(starts: Any, ends: Any, popped: Any, launch_t: Any) -> tuple[Any, Any, Any]:
+    """One lane: (depth of each range, position of its parent or -1, position of each launch's innermost range or
+    -1), positions in push order; ``starts``/``ends`` in push order (``ends`` meaningless where not ``popped``),
+    ``launch_t`` the times of the launch calls on the lane's thread."""
+    import numpy as np
+
+    n = len(starts)
+    all_popped = bool(popped.all())
+    ends_sorted = np.sort(ends if all_popped else ends[popped])
+    depth = np.searchsorted(ends_sorted, starts, "right")  # first the pops before each push
+    zero = starts[(ends == starts) if all_popped else (popped & (ends == starts))]
+    if len(zero):  # zero-length ranges: popped after every push at their instant
+        depth -= np.searchsorted(zero, starts, "right") - np.searchsorted(zero, starts, "left")
+    np.subtract(np.arange(n, dtype=depth.dtype), depth, out=depth)
+    levels = _Levels(depth)
+    parent = np.full(n, -1, dtype=np.int64)
+    for d, members in levels:  # members in push order: the parents are searched in order
+        prev = levels.at(d - 1)
+        if d >= 1 and prev is not None:
+            k = np.searchsorted(prev, members, "left") - 1
+            ok = k >= 0
+            parent[members[ok]] = prev[k[ok]]
+    inner = np.full(len(launch_t), -1, dtype=np.int64)
+    if len(launch_t):
+        pushed = np.searchsorted(starts, launch_t, "right")
+        level = pushed - np.searchsorted(ends_sorted, launch_t, "right")
+        for lv, asked in _Levels(level):
+            prev = levels.at(lv - 1)
+            if lv >= 1 and prev is not None:
+                k = np.searchsorted(prev, pushed[asked], "left") - 1
+                ok = k >= 0
+                inner[asked[ok]] = prev[k[ok]]
+    return depth, parent, inner
+
+
+def _ids(ids: Any, positions: Any, pool: Any) -> Any:
+    """The range ids at ``positions`` of a group as an Arrow array, NULL where a position is -1 (memory from
+    ``pool``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    return pa.array(ids[np.maximum(positions, 0)], mask=positions < 0, memory_pool=pool)
+
+
+def _stacks(innermost: Any, parent: Any) -> Any:
+    """Which ranges of a group are on some operation's NVTX stack: the ``innermost`` positions and their ancestors
+    through ``parent`` (positions, -1 at the top), one level up per step."""
+    import numpy as np
+
+    on = np.zeros(len(parent), dtype=bool)
+    up = innermost[~on[innermost]]
+    while len(up):
+        on[up] = True
+        up = parent[up]
+        up = up[up >= 0]
+        up = up[~on[up]]
+    return on
+
+
+class _Levels:
+    """Positions grouped by their level (a range's depth, a launch call's open depth), each group in position
+    order: iterating gives (level, positions)."""
+
+    def __init__(self, level: Any) -> None:
+        import numpy as np
+
+        low, high = (int(level.min()), int(level.max())) if len(level) else (0, 0)
+        narrow = level.astype(np.int16) if low >= -(2**15) and high < 2**15 else level
+        self.order = np.argsort(narrow, kind="stable")  # a radix sort for 16-bit keys
+        at = narrow[self.order]
+        edges = np.r_[0, np.flatnonzero(at[1:] != at[:-1]) + 1, len(at)]
+        self.groups = {int(at[a]): (a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a}
+
+    def __iter__(self) -> Any:
+        return ((lv, self.order[a:b]) for lv, (a, b) in self.groups.items())
+
+    def at(self, level: int) -> Any:
+        """The positions at ``level``, in order (None: none)."""
+        group = self.groups.get(level)
+        return None if group is None else self.order[group[0] : group[1]]
+
+
+def _groups(lanes: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """Consecutive lanes (lane, thread, ranges; by thread) in groups of whole threads of at most
+    :data:`GROUP_RANGES` ranges (a thread with more alone): the (first, last) lane of each."""
+    out: list[tuple[int, int]] = []
+    total = 0
+    prev = None
+    for lane, thread, n in lanes:
+        if out and (thread == prev or total + n <= GROUP_RANGES):
+            out[-1] = (out[-1][0], lane)
+            total += n
+        else:
+            out.append((lane, lane))
+            total = n
+        prev = thread
+    return out
+
+
+def _np(column: Any) -> Any:
+    """A non-null Arrow column as one numpy array (its chunks copied into numpy's memory, which is given back when
+    freed: Arrow's pool would keep it)."""
+    import numpy as np
+
+    chunks = [c.to_numpy(zero_copy_only=False) for c in column.chunks]
+    if not chunks:  # an empty result
+        return np.empty(0, dtype=column.type.to_pandas_dtype())
+    return chunks[0].copy() if len(chunks) == 1 else np.concatenate(chunks)
