@@ -45,8 +45,8 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # 720 MB) peaks at ~0.49 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
 # limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~32 CPU s for
 # that ingest with the stack sweep in numpy (34-36 s with it in SQL, 38-40 s before the work database and the path
-# tree, 29 s under a 2 GB limit at 1.3 GB). A lower limit does not lower the peak: 280 MB took +4 CPU s, 260 MB
-# after the sweep +9 CPU s, both still at ~0.50 GB. Measured on 2 cores (issue 14)
+# tree, 29 s under a 2 GB limit at 1.3 GB). A lower limit does not lower the peak: 280 MB for the whole ingest and
+# 260 MB after the sweep each took ~+9 CPU s and still peaked at 0.49-0.51 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
 
 
