@@ -112,7 +112,8 @@ def _lanes(
     a = 0
     for _, thread, n in lanes:
         b = a + n
-        la, lb = np.searchsorted(l_thread, [thread, thread + 1])  # launches come by thread, then uid
+        # launches come by thread, then uid (two searches: thread + 1 could pass the int64 range)
+        la, lb = np.searchsorted(l_thread, thread, "left"), np.searchsorted(l_thread, thread, "right")
         depth[a:b], p, inner = _lane(starts[a:b], ends[a:b], popped[a:b], l_t[la:lb])
         p[p >= 0] += a
         parent[a:b] = p
