@@ -40,8 +40,8 @@ from rooflake.ingest import nsys_export, sqlscript
 
 # push/pop ranges per group of threads read at once (a thread with more is read alone)
 GROUP_RANGES = 1_000_000
-# DuckDB's memory limit while the sweep holds a group's arrays in Python memory (nsys/sweep_lanes.sql sets it;
-# the caller sets the reader's own limit again after)
+# DuckDB's memory limit while the sweep holds a group's arrays in Python memory (the caller sets the reader's own
+# limit again after)
 SWEEP_MEMORY_LIMIT = "100MB"
 
 
@@ -54,7 +54,8 @@ def sweep(con: Any) -> None:
     at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises ``duckdb.Error`` when a statement
     fails."""
     nsys_export.mmap_big_allocations()
-    lanes = sqlscript.run(con, "nsys/sweep_lanes.sql", memory_limit=SWEEP_MEMORY_LIMIT).fetchall()
+    sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=SWEEP_MEMORY_LIMIT)
+    lanes = sqlscript.run(con, "nsys/sweep_lanes.sql").fetchall()
     for lo, hi in _groups(lanes):
         _group(con, lo, hi, lanes[lo - 1 : hi])
         nsys_export.trim_heap()

@@ -46,13 +46,7 @@ def run(con: Any, name: str, **params: Any) -> Any:
     ``params`` it uses. Returns ``con`` after the last statement (fetch its result from it, if a query). Raises
     ``ValueError`` for a parameter without a value, ``duckdb.Error`` when a statement fails."""
     for stmt in statements(name):
-        values = bind(stmt, params, name)
-        t0 = time.perf_counter()
-        con.execute(stmt, values) if values else con.execute(stmt)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.query.split())[:60]
-            )
+        _execute(con, stmt, bind(stmt, params, name))
     return con
 
 
@@ -64,9 +58,19 @@ def arrow(con: Any, name: str, **params: Any) -> Any:
 
     *first, last = statements(name)
     for stmt in first:
-        values = bind(stmt, params, name)
-        con.execute(stmt, values) if values else con.execute(stmt)
+        _execute(con, stmt, bind(stmt, params, name))
     return fetch_arrow(con, last.query, bind(last, params, name))
+
+
+def _execute(con: Any, stmt: Any, values: dict[str, Any]) -> None:
+    """Execute one statement with its parameter ``values``; with debug logging on, log its time and the process's
+    resident memory."""
+    t0 = time.perf_counter()
+    con.execute(stmt, values) if values else con.execute(stmt)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug(
+            "%.3f s  %4d MB  %s", time.perf_counter() - t0, _rss_mb(), " ".join(stmt.query.split())[:60]
+        )
 
 
 def _rss_mb() -> int:
