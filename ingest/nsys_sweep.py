@@ -4,7 +4,7 @@ innermost push/pop range open at every GPU operation's launch call, and the rang
 ``nsys/range_names.sql``). DuckDB reads the ranges and launch calls, numpy counts, DuckDB stores the results.
 
 Push/pop ranges nest per lane = (thread, domain). Within a lane, the ranges are put in push order (start ascending,
-then the later-ending first, then the lower range id: ``nsys/sweep_ranges.sql`` gives them so). Every event of the
+then the later-ending first, then the lower range id: :func:`push_order`). Every event of the
 lane (each range's push at its start and pop at its end, and the launch calls made on its thread) falls in one total
 order; at one instant: pops of ranges that began earlier, pushes in push order, pops of zero-length ranges, launch
 calls (a range pushed at exactly t contains a launch at t, one popped at t does not). The open depth before an event
@@ -23,13 +23,14 @@ included. An operation launched on a thread with several lanes (domains) takes t
 innermost ranges (pushed at the same instant: the higher range id).
 
 Memory: lanes are read in groups of whole threads of at most :data:`GROUP_RANGES` ranges (a thread with more is
-one group), ~70 bytes per range of the group at a time in numpy's memory (+190 MB at the 2.8M-range lane of the
-range-heavy copy x8), outside DuckDB's limit, which is lowered while the sweep runs (:data:`SWEEP_MEMORY_LIMIT`).
-Big arrays are their own mmap (:func:`rooflake.ingest.nsys_export.mmap_big_allocations`) and the heaps are trimmed
-after each group, so that the memory is given back before DuckDB's next steps (kept, it raised their peaks by
-~50 MB). Time at that copy (1.2M kernels, 5.7M ranges, two lanes of 2.8M): ~2.6 s wall for the sweep, against 5.9 s
-for the SQL sweep it replaced (one sort of every push, pop and launch event, slice by slice, then window functions
-and ASOF joins) and its walk up the stacks.
+one group), read batch by batch into numpy arrays, ~70 bytes per range of the group at a time in numpy's memory
+(+200 MB at the 2.8M-range lane of the range-heavy copy x8), outside DuckDB's limit, which is lowered while the
+sweep runs (:data:`SWEEP_MEMORY_LIMIT`). Big arrays are their own mmap
+(:func:`rooflake.ingest.nsys_export.mmap_big_allocations`) and the heaps are trimmed after each group, so that the
+memory is given back before DuckDB's next steps (kept, it raised their peaks by ~50 MB). Time at that copy (1.2M
+kernels, 5.7M ranges, two lanes of 2.8M): ~2.55 s wall for the sweep (3.1 s with DuckDB's ORDER BY putting the
+ranges in push order), against 5.9 s for the SQL sweep it replaced (one sort of every push, pop and launch event,
+slice by slice, then window functions and ASOF joins) and its walk up the stacks.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from rooflake.ingest import nsys_export, sqlscript
 
 # push/pop ranges per group of threads read at once (a thread with more is read alone)
 GROUP_RANGES = 1_000_000
+# rows per batch of the ranges read from DuckDB
+BATCH_ROWS = 1 << 16
 # DuckDB's memory limit while the sweep holds a group's arrays in Python memory (the caller sets the reader's own
 # limit again after)
 SWEEP_MEMORY_LIMIT = "100MB"
@@ -53,12 +56,17 @@ def sweep(con: Any) -> None:
     method). Depths are 0 for an outermost range; ``parent_id`` is NULL at depth 0. Leaves DuckDB's memory limit
     at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises ``duckdb.Error`` when a statement
     fails."""
+    from rooflake.ingest.ncu_rep import pyarrow_without_pandas
+
     nsys_export.mmap_big_allocations()
     sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=SWEEP_MEMORY_LIMIT)
     lanes = sqlscript.run(con, "nsys/sweep_lanes.sql").fetchall()
-    for lo, hi in _groups(lanes):
-        _group(con, lo, hi, lanes[lo - 1 : hi])
-        nsys_export.trim_heap()
+    # (numpy from Arrow and back makes pyarrow import pandas where installed: 0.17 s, and ~30 MB resident for the
+    # rest of the ingest)
+    with pyarrow_without_pandas():
+        for lo, hi in _groups(lanes):
+            _group(con, lo, hi, lanes[lo - 1 : hi])
+            nsys_export.trim_heap()
 
 
 def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> None:
@@ -68,12 +76,17 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> Non
     launches = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=lo, hi=hi)
     l_thread, l_uid, l_t = (_np(launches[c]) for c in ("thread", "uid", "t"))
     del launches
-    ranges = sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=lo, hi=hi)
-    ids, starts, ends = (_np(ranges[c]) for c in ("range_id", "start_ns", "end_ns"))
-    popped = _np(ranges["open"]) == 0
-    del ranges
+    lane, ids, starts, ends, popped = _ranges(con, lo, hi, sum(n for _, _, n in lanes))
     sqlscript.run(con, "nsys/purge.sql")  # what DuckDB's allocator kept of the two queries
     nsys_export.trim_heap()
+    order = push_order(lane, ids, starts, ends, popped)
+    del lane
+    # (one array at a time: each gather is a copy)
+    ids = ids[order]
+    starts = starts[order]
+    ends = ends[order]
+    popped = popped[order]
+    del order
     depth, parent, best = _lanes(lanes, ids, starts, ends, popped, l_thread, l_t)
     del starts, ends, popped
     hit = best >= 0
@@ -99,6 +112,59 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> Non
         con.unregister(name)
 
 
+def _ranges(con: Any, lo: int, hi: int, n: int) -> tuple[Any, Any, Any, Any, Any]:
+    """The ``n`` push/pop ranges of lanes ``lo`` to ``hi`` (``nsys/sweep_ranges.sql``, in DuckDB's order): numpy
+    arrays (lane, range_id, start, end, popped), filled one batch at a time (no whole Arrow result beside them:
+    -80 MB at a 2.8M-range lane)."""
+    import numpy as np
+
+    cols = {
+        "lane": np.int32,
+        "range_id": np.int64,
+        "start_ns": np.int64,
+        "end_ns": np.int64,
+        "open": np.uint8,
+    }
+    out = {c: np.empty(n, dtype=t) for c, t in cols.items()}
+    at = 0
+    for batch in sqlscript.batches(con, "nsys/sweep_ranges.sql", BATCH_ROWS, lo=lo, hi=hi):
+        k = batch.num_rows
+        for c, a in out.items():
+            a[at : at + k] = batch.column(c).to_numpy()
+        at += k
+    lane, ids, starts, ends, open_ = (a[:at] for a in out.values())  # at == n: lanes.n counts these rows
+    return lane, ids, starts, ends, open_ == 0
+
+
+def push_order(lane: Any, ids: Any, starts: Any, ends: Any, popped: Any) -> Any:
+    """The positions that put ranges lane by lane in push order: by ``lane``, then start ascending, then the
+    later-ending first (never popped, where ``popped`` is false: first of all, as if it ended at the int64 limit),
+    then the lower range id (``ids``). A stable sort by lane and start (fast on keys nearly in order, as an export
+    holds its NVTX events by start: 0.02 s at 2.8M ranges, where sorting by every key took 0.24 s), then the runs
+    of ranges pushed at one instant sorted by the other keys."""
+    import numpy as np
+
+    multi = bool(len(lane)) and lane.min() != lane.max()
+    order = np.lexsort((starts, lane)) if multi else np.argsort(starts, kind="stable")
+    at = starts[order]
+    tied = at[1:] == at[:-1]
+    del at
+    if multi:
+        in_lane = lane[order]
+        tied &= in_lane[1:] == in_lane[:-1]
+        del in_lane
+    if tied.any():
+        pairs = np.flatnonzero(tied)
+        members = np.union1d(pairs, pairs + 1)  # positions in order within a run of ties, ascending
+        first = np.ones(len(members), dtype=bool)  # a member not tied with the position before starts a run
+        first[1:] = ~tied[members[1:] - 1]
+        runs = np.cumsum(first)
+        sub = order[members]
+        later_first = np.where(popped[sub], ~ends[sub], np.iinfo(np.int64).min)  # ~end = -end - 1: descending
+        order[members] = sub[np.lexsort((ids[sub], later_first, runs))]
+    return order
+
+
 def _lanes(
     lanes: list[tuple[int, int, int]], ids: Any, starts: Any, ends: Any, popped: Any, l_thread: Any, l_t: Any
 ) -> tuple[Any, Any, Any]:
@@ -107,6 +173,9 @@ def _lanes(
     range or -1). ``l_thread``/``l_t``: the launch calls' threads (sorted) and times."""
     import numpy as np
 
+    if len(lanes) == 1:  # the lane's arrays are the group's (no copy: -33 MB at a 2.8M-range lane)
+        depth, parent, inner = _lane(starts, ends, popped, l_t)
+        return depth, parent, inner  # (the group's launch calls are all on the lane's thread)
     depth = np.empty(len(ids), dtype=np.int32)
     parent = np.empty(len(ids), dtype=np.int64)
     best = np.full(len(l_t), -1, dtype=np.int64)
@@ -130,19 +199,29 @@ def _lanes(
 
 
 def _lane(starts: Any, ends: Any, popped: Any, launch_t: Any) -> tuple[Any, Any, Any]:
-    """One lane: (depth of each range, position of its parent or -1, position of each launch's innermost range or
-    -1), positions in push order; ``starts``/``ends`` in push order (``ends`` meaningless where not ``popped``),
-    ``launch_t`` the times of the launch calls on the lane's thread."""
+    """One lane: (depth of each range (int32), position of its parent or -1, position of each launch's innermost
+    range or -1), positions in push order; ``starts``/``ends`` in push order (``ends`` meaningless where not
+    ``popped``), ``launch_t`` the times of the launch calls on the lane's thread. (Temporaries freed as soon as
+    done with: at a 2.8M-range lane this peaks ~120 MB above its inputs.)"""
     import numpy as np
 
     n = len(starts)
     all_popped = bool(popped.all())
     ends_sorted = np.sort(ends if all_popped else ends[popped])
-    depth = np.searchsorted(ends_sorted, starts, "right")  # first the pops before each push
+    pops = np.searchsorted(ends_sorted, starts, "right")  # first the pops before each push
+    pushed = np.searchsorted(
+        starts, launch_t, "right"
+    )  # the launch calls' open depths, before ends_sorted goes
+    level = pushed - np.searchsorted(ends_sorted, launch_t, "right")
+    del ends_sorted
     zero = starts[(ends == starts) if all_popped else (popped & (ends == starts))]
     if len(zero):  # zero-length ranges: popped after every push at their instant
-        depth -= np.searchsorted(zero, starts, "right") - np.searchsorted(zero, starts, "left")
-    np.subtract(np.arange(n, dtype=depth.dtype), depth, out=depth)
+        pops -= np.searchsorted(zero, starts, "right")
+        pops += np.searchsorted(zero, starts, "left")
+    del zero
+    np.subtract(np.arange(n, dtype=pops.dtype), pops, out=pops)
+    depth = pops.astype(np.int32)
+    del pops
     levels = _Levels(depth)
     parent = np.full(n, -1, dtype=np.int64)
     for d, members in levels:  # members in push order: the parents are searched in order
@@ -153,8 +232,6 @@ def _lane(starts: Any, ends: Any, popped: Any, launch_t: Any) -> tuple[Any, Any,
             parent[members[ok]] = prev[k[ok]]
     inner = np.full(len(launch_t), -1, dtype=np.int64)
     if len(launch_t):
-        pushed = np.searchsorted(starts, launch_t, "right")
-        level = pushed - np.searchsorted(ends_sorted, launch_t, "right")
         for lv, asked in _Levels(level):
             prev = levels.at(lv - 1)
             if lv >= 1 and prev is not None:
@@ -233,7 +310,7 @@ def _np(column: Any) -> Any:
     freed: Arrow's pool would keep it)."""
     import numpy as np
 
-    chunks = [c.to_numpy(zero_copy_only=False) for c in column.chunks]
+    chunks = [c.to_numpy() for c in column.chunks]  # zero-copy views (a non-null column)
     if not chunks:  # an empty result
         return np.empty(0, dtype=column.type.to_pandas_dtype())
     return chunks[0].copy() if len(chunks) == 1 else np.concatenate(chunks)

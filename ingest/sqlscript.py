@@ -62,6 +62,17 @@ def arrow(con: Any, name: str, **params: Any) -> Any:
     return fetch_arrow(con, last.query, bind(last, params, name))
 
 
+def batches(con: Any, name: str, batch_rows: int, **params: Any) -> Any:
+    """As :func:`arrow`, but the last statement's result as a ``pyarrow.RecordBatchReader`` of ``batch_rows``-row
+    batches that DuckDB computes as they are read (no whole result in memory; the connection takes no other
+    statement until the reader is exhausted or closed). Raises as :func:`run` does."""
+    *first, last = statements(name)
+    for stmt in first:
+        _execute(con, stmt, bind(stmt, params, name))
+    rel = con.sql(last.query, params=bind(last, params, name) or None)
+    return (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_rows)
+
+
 def _execute(con: Any, stmt: Any, values: dict[str, Any]) -> None:
     """Execute one statement with its parameter ``values``; with debug logging on, log its time and the process's
     resident memory."""

@@ -322,14 +322,14 @@ def test_sweep_in_groups_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, 
 
     one = tables()
     groups = []
-    run = sqlscript.arrow
+    run = sqlscript.batches
 
-    def spy(con, file: str, **params):
+    def spy(con, file: str, batch_rows: int, **params):
         if file == "nsys/sweep_ranges.sql":
             groups.append((params["lo"], params["hi"]))
-        return run(con, file, **params)
+        return run(con, file, batch_rows, **params)
 
-    monkeypatch.setattr(sqlscript, "arrow", spy)
+    monkeypatch.setattr(sqlscript, "batches", spy)
     monkeypatch.setattr(nsys_sweep, "GROUP_RANGES", 1)
     many = tables()
     assert len(groups) > 1  # really read in groups

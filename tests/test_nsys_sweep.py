@@ -40,13 +40,21 @@ def reference(ranges: list[Range], launches: list[int]) -> tuple[dict, dict, lis
     return depth, parent, inner
 
 
+def arrays(ranges: list[Range]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, starts, ends, popped) as nsys/sweep_ranges.sql gives them: end 0 where never popped."""
+    ids = np.array([r[0] for r in ranges], dtype=np.int64)
+    starts = np.array([r[1] for r in ranges], dtype=np.int64)
+    ends = np.array([0 if r[2] is None else r[2] for r in ranges], dtype=np.int64)
+    popped = np.array([r[2] is not None for r in ranges], dtype=bool)
+    return ids, starts, ends, popped
+
+
 def swept(ranges: list[Range], launches: list[int]) -> tuple[dict, dict, list]:
-    """The same from nsys_sweep._lane, the ranges given in push order as nsys/sweep_ranges.sql gives them."""
-    order = sorted(ranges, key=lambda r: (r[1], ~(MAX if r[2] is None else r[2]), r[0]))
-    ids = np.array([r[0] for r in order], dtype=np.int64)
-    starts = np.array([r[1] for r in order], dtype=np.int64)
-    ends = np.array([0 if r[2] is None else r[2] for r in order], dtype=np.int64)
-    popped = np.array([r[2] is not None for r in order], dtype=bool)
+    """The same from nsys_sweep._lane, the ranges put in push order by nsys_sweep.push_order from the reverse of
+    the order given (DuckDB's result comes in no particular order)."""
+    ids, starts, ends, popped = arrays(ranges[::-1])
+    order = nsys_sweep.push_order(np.zeros(len(ids), dtype=np.int32), ids, starts, ends, popped)
+    ids, starts, ends, popped = ids[order], starts[order], ends[order], popped[order]
     depth, parent, inner = nsys_sweep._lane(starts, ends, popped, np.array(launches, dtype=np.int64))
     return (
         dict(zip(ids.tolist(), depth.tolist(), strict=True)),
@@ -91,6 +99,29 @@ def test_any_ranges_match_the_event_sweep(spans: list[tuple[int, int | None]], l
     event-by-event sweep whatever the data."""
     ranges = [(i + 1, s, None if n is None else s + n) for i, (s, n) in enumerate(spans)]
     assert swept(ranges, launches) == reference(ranges, launches)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 3), st.integers(0, 6), st.one_of(st.none(), st.integers(0, 4))), max_size=60
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_push_order_sorts_by_lane_start_later_end_and_id(rows: list, rnd) -> None:
+    """push_order against Python's sort by (lane, start, ~end with never popped as the int64 limit, range id), on
+    rows in any order with many ties (a few lanes, starts and lengths)."""
+    ranges = [(i + 1, s, None if n is None else s + n) for i, (_, s, n) in enumerate(rows)]
+    lanes = {i + 1: lane for i, (lane, _, _) in enumerate(rows)}
+    rnd.shuffle(ranges)
+    ids, starts, ends, popped = arrays(ranges)
+    lane = np.array([lanes[r[0]] for r in ranges], dtype=np.int32)
+    got = ids[nsys_sweep.push_order(lane, ids, starts, ends, popped)].tolist()
+    want = [
+        r[0]
+        for r in sorted(ranges, key=lambda r: (lanes[r[0]], r[1], ~(MAX if r[2] is None else r[2]), r[0]))
+    ]
+    assert got == want
 
 
 def test_instant_rules() -> None:

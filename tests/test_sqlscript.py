@@ -36,25 +36,46 @@ def test_a_parameter_without_a_value_is_named() -> None:
 
 
 def test_arrow_runs_every_statement_and_returns_the_last_as_arrow() -> None:
-    """sweep_ranges.sql (a setting, then a query with $lo and $hi): the lane's push/pop ranges in push order, the
-    later-ending first at one start, never popped last of all to end."""
+    """sweep_launches.sql (a setting, then a query with $lo and $hi): the launch calls on the threads of lanes $lo
+    to $hi, by thread then uid, the setting left as the file set it."""
     con = duckdb.connect(config={"preserve_insertion_order": False})
     con.execute(
-        "CREATE TABLE push_pop AS SELECT * FROM (VALUES (10, 5, 9, 7, 0), (11, 5, NULL, 7, 0), (12, 1, 3, 7, 0), "
-        "(13, 5, 6, 8, 0)) AS t(range_id, start_ns, end_ns, thread, domain_id)"
+        "CREATE TABLE ops AS SELECT * FROM (VALUES (4, 7, 50), (2, 7, 40), (6, 8, 10), (8, 7, NULL), (0, 9, 5)) "
+        "AS t(uid, launch_thread, launch_start_ns)"
     )
     con.execute(
-        "CREATE TABLE lanes AS SELECT * FROM (VALUES (7, 0, 3, 1), (8, 0, 1, 2)) AS t(thread, domain_id, n, lane)"
+        "CREATE TABLE lanes AS SELECT * FROM (VALUES (7, 0, 3, 1), (8, 0, 1, 2), (9, 0, 1, 3)) "
+        "AS t(thread, domain_id, n, lane)"
     )
-    got = sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=1, hi=1)
+    got = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=1, hi=2)
     assert got.to_pylist() == [
-        {"range_id": 12, "start_ns": 1, "end_ns": 3, "open": 0},
-        {"range_id": 11, "start_ns": 5, "end_ns": 0, "open": 1},
-        {"range_id": 10, "start_ns": 5, "end_ns": 9, "open": 0},
+        {"thread": 7, "uid": 2, "t": 40},
+        {"thread": 7, "uid": 4, "t": 50},
+        {"thread": 8, "uid": 6, "t": 10},
     ]
     assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone() == (True,)
     with pytest.raises(ValueError, match=r"\$hi"):
-        sqlscript.arrow(con, "nsys/sweep_ranges.sql", lo=1)
+        sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=1)
+
+
+def test_batches_streams_the_last_statement_in_batches() -> None:
+    """sweep_ranges.sql as a reader of batches of at most batch_rows rows: every push/pop range of lanes $lo to
+    $hi, with its lane, end 0 and open 1 where never popped."""
+    con = duckdb.connect(config={"preserve_insertion_order": False})
+    con.execute(
+        "CREATE TABLE push_pop AS SELECT i AS range_id, i AS start_ns, CASE WHEN i % 2 = 0 THEN i + 1 END AS end_ns, "
+        "7 + i % 3 AS thread, 0 AS domain_id FROM range(5000) AS t(i)"
+    )
+    con.execute(
+        "CREATE TABLE lanes AS SELECT * FROM (VALUES (7, 0, 1667, 1), (8, 0, 1667, 2), (9, 0, 1666, 3)) "
+        "AS t(thread, domain_id, n, lane)"
+    )
+    reader = sqlscript.batches(con, "nsys/sweep_ranges.sql", 1000, lo=1, hi=2)
+    got = list(reader)
+    assert len(got) >= 4 and all(b.num_rows <= 1000 for b in got)
+    rows = sorted((r["range_id"], r["lane"], r["end_ns"], r["open"]) for b in got for r in b.to_pylist())
+    want = [(i, 1 + i % 3, i + 1 if i % 2 == 0 else 0, i % 2) for i in range(5000) if i % 3 < 2]
+    assert rows == want
 
 
 def test_run_returns_the_last_statement_s_result() -> None:

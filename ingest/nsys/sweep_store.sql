@@ -4,7 +4,7 @@
 -- stacks, their innermost ranges and every ancestor)).
 -- Columns: none (statements only).
 
--- (the reader's setting again, after nsys/sweep_ranges.sql and nsys/sweep_launches.sql: nsys_sqlite.connect)
+-- (the reader's setting again, after nsys/sweep_launches.sql: nsys_sqlite.connect)
 SET preserve_insertion_order = false;
 
 INSERT INTO pp SELECT range_id, depth, parent_id FROM sweep_pp;
