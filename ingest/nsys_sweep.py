@@ -209,9 +209,8 @@ def _lane(starts: Any, ends: Any, popped: Any, launch_t: Any) -> tuple[Any, Any,
     all_popped = bool(popped.all())
     ends_sorted = np.sort(ends if all_popped else ends[popped])
     pops = np.searchsorted(ends_sorted, starts, "right")  # first the pops before each push
-    pushed = np.searchsorted(
-        starts, launch_t, "right"
-    )  # the launch calls' open depths, before ends_sorted goes
+    # the launch calls' open depths (here: ends_sorted is freed after)
+    pushed = np.searchsorted(starts, launch_t, "right")
     level = pushed - np.searchsorted(ends_sorted, launch_t, "right")
     del ends_sorted
     zero = starts[(ends == starts) if all_popped else (popped & (ends == starts))]
