@@ -360,10 +360,10 @@ def big_report(runs: int = 3) -> dict[str, tuple[float, float, float]]:
                 shutil.rmtree(link.with_suffix(".nsys-cache"), ignore_errors=True)  # each builds afresh
                 shutil.rmtree(Path(d) / "store", ignore_errors=True)
                 result = whole(c[0], c[1], cwd=d)
-                if name == "nsys-ai cache + NVTX map" and "error" not in result:
-                    # its claimed work, checked: the map is a file of the cache
-                    if not (link.with_suffix(".nsys-cache") / "nvtx_kernel_map.parquet").exists():
-                        result = {"error": "the run wrote no nvtx_kernel_map.parquet (the map was not built)"}
+                # its claimed work, checked: the map is a file of the cache
+                the_map = link.with_suffix(".nsys-cache") / "nvtx_kernel_map.parquet"
+                if name == "nsys-ai cache + NVTX map" and "error" not in result and not the_map.exists():
+                    result = {"error": "the run wrote no nvtx_kernel_map.parquet (the map was not built)"}
                 got[name].append(result)
     load = os.getloadavg()
     print(
