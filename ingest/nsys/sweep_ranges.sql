@@ -2,8 +2,8 @@
 -- push_pop and lanes, nsys/ranges.sql).
 -- Parameters: $lo, $hi: the group's first and last lane.
 -- Columns: (rows in no particular order: nsys_sweep puts them lane by lane in push order itself, with a stable sort
--- of keys that an export holds nearly in order already; DuckDB's ORDER BY cost 0.75 s per 2.8M-range lane, numpy's
--- 0.16 s)
+-- of keys that an export holds nearly in order already; DuckDB's ORDER BY cost 0.75 s per 2.8M-range lane, numpy
+-- takes 0.1 s)
 --   lane       the range's lane (lanes.lane)
 --   range_id   the range (its event's rowid)
 --   start_ns   ns   its push
