@@ -56,21 +56,25 @@ def arrow(con: Any, name: str, **params: Any) -> Any:
     :func:`run` does."""
     from rooflake.schema.duck import fetch_arrow
 
-    *first, last = statements(name)
-    for stmt in first:
-        _execute(con, stmt, bind(stmt, params, name))
-    return fetch_arrow(con, last.query, bind(last, params, name))
+    return fetch_arrow(con, *_last_query(con, name, params))
 
 
 def batches(con: Any, name: str, batch_rows: int, **params: Any) -> Any:
     """As :func:`arrow`, but the last statement's result as a ``pyarrow.RecordBatchReader`` of ``batch_rows``-row
     batches that DuckDB computes as they are read (no whole result in memory; the connection takes no other
     statement until the reader is exhausted or closed). Raises as :func:`run` does."""
+    query, values = _last_query(con, name, params)
+    rel = con.sql(query, params=values or None)
+    return (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_rows)
+
+
+def _last_query(con: Any, name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Execute every statement of the file ``name`` but the last, a query; returns that query's text and the
+    parameter values it uses."""
     *first, last = statements(name)
     for stmt in first:
         _execute(con, stmt, bind(stmt, params, name))
-    rel = con.sql(last.query, params=bind(last, params, name) or None)
-    return (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_rows)
+    return last.query, bind(last, params, name)
 
 
 def _execute(con: Any, stmt: Any, values: dict[str, Any]) -> None:
