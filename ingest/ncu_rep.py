@@ -7,13 +7,10 @@ roofline quantities and per-kernel ceilings from :mod:`rooflake.ingest.derive`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
 import struct
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,7 @@ from rooflake.ingest.messages import Captured, captured_stderr, first_line, show
 from rooflake.ingest.nvtx import range_name
 from rooflake.schema import CEILINGS, KERNELS, METRICS, InputError
 from rooflake.schema import catalog as cat
+from rooflake.schema.without_pandas import pyarrow_without_pandas
 
 MAGIC = b"NVR\x00"
 _VERSION_RE = re.compile(rb"(\d{4}\.\d+\.\d+\.\d+ \(build \d+\)(?: \([a-z-]+\))?)")
@@ -201,32 +199,6 @@ def _load(path: Path, name: str, noise: Captured) -> tuple[Any, str, str | None]
             f"{shown(path)}: the report holds no ranges (not a readable Nsight Compute report){_said(noise)}"
         )
     return ctx, producer, cmd
-
-
-@contextlib.contextmanager
-def pyarrow_without_pandas() -> Iterator[None]:
-    """Let pyarrow's one check for pandas, made inside this block, find it absent. Building Arrow from Python lists
-    (``pa.table``, ``pa.array``, even of NumPy object arrays) makes pyarrow import pandas where it is installed,
-    once per process: 0.6-0.8 s of a report's ingest (issue 14), and every ingest worker is a fresh process. Nothing
-    is lost: pyarrow retries the import for an explicit conversion (``to_pandas()``, ``Table.from_pandas``), and
-    ``pa.table`` of a DataFrame still works (through the Arrow C stream). No-op where pandas is already imported."""
-    if "pandas" in sys.modules:
-        yield
-        return
-    blocker = _NoPandas()
-    sys.meta_path.insert(0, blocker)
-    try:
-        yield
-    finally:
-        sys.meta_path.remove(blocker)
-
-
-class _NoPandas:
-    """An import finder that refuses ``pandas`` (:func:`pyarrow_without_pandas`)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"{name} is not used to build Arrow tables", name=name)
 
 
 class _Tables:

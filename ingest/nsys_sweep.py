@@ -56,7 +56,7 @@ def sweep(con: Any) -> None:
     method). Depths are 0 for an outermost range; ``parent_id`` is NULL at depth 0. Leaves DuckDB's memory limit
     at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises ``duckdb.Error`` when a statement
     fails."""
-    from rooflake.ingest.ncu_rep import pyarrow_without_pandas
+    from rooflake.schema.without_pandas import pyarrow_without_pandas
 
     nsys_export.mmap_big_allocations()
     sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=SWEEP_MEMORY_LIMIT)

@@ -99,7 +99,7 @@ def _runs_table(out: dict[str, Any], row: dict[str, Any]) -> pa.Table | DuckTabl
         return duck_row(con, RUNS, row)
     import pyarrow as pa
 
-    from rooflake.ingest.ncu_rep import pyarrow_without_pandas
+    from rooflake.schema.without_pandas import pyarrow_without_pandas
 
     with pyarrow_without_pandas():
         return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
