@@ -404,8 +404,9 @@ class DuckTable:
     def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
         """Write the rows to ``path`` (zstd, :data:`ROW_GROUP_ROWS` rows per group) with key-value ``metadata``
         plus the Arrow schema (``ARROW:schema``, as pyarrow writes it, so Arrow readers see the units and
-        descriptions). Statistics are DuckDB's, also on float columns: the readers that use this class hold no NaN
-        (see ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file cannot be written,
+        descriptions), every column OPTIONAL (nullable, as the store's schemas declare every field and pyarrow
+        writes them, whatever the rows hold). Statistics are DuckDB's, also on float columns: the readers that use
+        this class hold no NaN (see ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file cannot be written,
         ``duckdb.Error`` when the query fails."""
         import duckdb
 

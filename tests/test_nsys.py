@@ -284,6 +284,30 @@ def test_streamed_parquet_has_every_row_and_the_schema(nsys_store: Path) -> None
     assert kernels.schema.field("provenance").nullable and kernels.schema.field("flags").nullable
 
 
+def test_every_partition_keeps_the_declared_nullability(nsys_store: Path) -> None:
+    """DuckDB writes a column REQUIRED where its statistics show no NULL in the rows at hand (a text column every
+    event of one export fills, a start time): the reader's partitions must not depend on the data. Every column is
+    OPTIONAL, as the schema declares it and pyarrow writes it, so the partitions of a table concatenate across
+    runs and beside pyarrow-written ones."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES
+
+    for table, schema in (
+        ("kernels", KERNELS),
+        ("ranges", RANGES),
+        ("memops", MEMOPS),
+        ("coverage", COVERAGE),
+    ):
+        files = sorted((nsys_store / table).glob("run_id=*/*.parquet"))
+        assert len(files) > 1, table
+        parts = [pq.read_table(f) for f in files]
+        for f, part in zip(files, parts, strict=True):
+            assert [x.nullable for x in part.schema] == [x.nullable for x in schema], f
+        assert pa.concat_tables(parts).num_rows == sum(p.num_rows for p in parts)
+
+
 def test_read_gives_arrow_tables_equal_to_the_store(nsys_store: Path) -> None:
     """rooflake.ingest.read (no store) fetches the tables DuckDB would stream to Parquet: same schema, same rows."""
     import pyarrow as pa
