@@ -406,8 +406,8 @@ class DuckTable:
         plus the Arrow schema (``ARROW:schema``, as pyarrow writes it, so Arrow readers see the units and
         descriptions), every column OPTIONAL (nullable, as the store's schemas declare every field and pyarrow
         writes them, whatever the rows hold). Statistics are DuckDB's, also on float columns: the readers that use
-        this class hold no NaN (see ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file cannot be written,
-        ``duckdb.Error`` when the query fails."""
+        this class hold no NaN (see ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file
+        cannot be written, ``duckdb.Error`` when the query fails."""
         import duckdb
 
         kv = {k.decode(): v.decode() for k, v in metadata.items()}
