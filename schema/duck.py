@@ -426,12 +426,7 @@ def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:
     For a reader that already has a DuckDB connection: ``pa.table`` of Python values makes pyarrow import pandas when
     it is installed (+0.2 s, +33 MB resident for the rest of the ingest). Raises ``TypeError`` for another value
     type."""
-    # CASE over a column, not a bare constant: DuckDB writes a constant column as REQUIRED (not null), pyarrow as
-    # OPTIONAL, and every partition of a table must agree
-    exprs = {
-        f.name: f"CASE WHEN r.one = 1 THEN {sql_literal(values[f.name], f.type)} END"
-        for f in schema
-        if values.get(f.name) is not None
-    }
+    # (columns OPTIONAL as pyarrow writes them, though constant: DuckTable.write_parquet, copy_parquet.sql)
+    exprs = {f.name: sql_literal(values[f.name], f.type) for f in schema if values.get(f.name) is not None}
     select = sql_template("rooflake.schema", "one_row.sql", columns=conform_select(schema, exprs))
     return DuckTable(con, select, schema, 1)

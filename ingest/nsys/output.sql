@@ -30,10 +30,8 @@ SELECT
     x."end" AS end_ns,
     x."end"::HUGEINT - x.start AS duration_ns,  -- stored as DOUBLE: exact below 2^53 ns, no overflow at all
     x.process_id,
-    -- CASE over a column, not a bare constant: DuckDB would write the column as REQUIRED (not null) and
-    -- pyarrow-written partitions have it OPTIONAL
-    CASE WHEN a.idx >= 0 THEN MAP {'*': 'NULL: no counters in Nsight Systems'} END AS provenance,
-    CASE WHEN a.idx >= 0 THEN coalesce(a.flags, []::VARCHAR[]) END AS flags,
+    MAP {'*': 'NULL: no counters in Nsight Systems'} AS provenance,
+    coalesce(a.flags, []::VARCHAR[]) AS flags,
     CASE
         WHEN coalesce(x.name_text_hex, s_name.value_hex, x.short_name_text_hex, s_short.value_hex,
                       x.mangled_name_text_hex, s_mangled.value_hex) IS NOT NULL
@@ -63,7 +61,7 @@ SELECT
     TRY_CAST(x."end"::HUGEINT - x.start AS BIGINT) AS duration_ns,  -- NULL past the BIGINT range
     x.process_id,
     p.nvtx_path, p.nvtx_stack, p.nvtx_domain,
-    CASE WHEN a.idx >= 0 THEN coalesce(a.flags, []::VARCHAR[]) END AS flags  -- OPTIONAL, as in kernels_out
+    coalesce(a.flags, []::VARCHAR[]) AS flags
 FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw) AS x
 JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
 LEFT JOIN paths AS p ON p.path_id = a.path_id
@@ -76,7 +74,7 @@ CREATE TEMP VIEW ranges_out AS
 SELECT
     d.domain, r.name, r.text, r.range_id, r.kind, r.start_ns, r.end_ns, r.process_id, r.thread, r.end_thread,
     pp.depth, pp.parent_id,
-    CASE WHEN r.range_id IS NOT NULL THEN coalesce(f.flags, []::VARCHAR[]) END AS flags,  -- OPTIONAL, as above
+    CASE WHEN r.range_id IS NOT NULL THEN coalesce(f.flags, []::VARCHAR[]) END AS flags,  -- NULL without an id
     CASE
         WHEN r.text_hex IS NOT NULL OR d.domain_hex IS NOT NULL
         THEN map_from_entries(list_filter([
