@@ -18,7 +18,9 @@ starts them on its own.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,7 @@ def render_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> None:
 
     from rooflake.render.files import write_file
 
+    spec_json = xml_safe(spec_json)
     svg = vlc.vegalite_to_svg(spec_json) if any(fmt == "svg" for _, fmt, _ in outputs) else None
     for path, fmt, scale in outputs:
         if fmt == "svg":
@@ -65,6 +68,42 @@ def render_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> None:
         else:
             data = vlc.vegalite_to_png(spec_json, scale=scale)
         write_file(Path(path), data)
+
+
+# what XML 1.0 cannot hold (C0 controls but TAB, LF and CR; U+FFFE, U+FFFF; lone surrogates), in the spec's JSON text
+# (json.dumps writes C0 controls and, with ensure_ascii, every non-ASCII character as \\uXXXX) and in its strings
+_JSON_NOT_XML = re.compile(
+    r"\\u00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F])|\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\u[fF]{3}[eEfF]|[\ufffe\uffff\ud800-\udfff]"
+)
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def xml_safe(spec_json: str) -> str:
+    """``spec_json`` (Vega-Lite, JSON text) with every character XML 1.0 cannot hold, in any of its strings,
+    written as its escape (``\\x1b``, ``\\ufffe``) as a terminal shows it (:func:`rooflake.cli.output.printable`):
+    kernel names and NVTX text come from the profiled program, and vl-convert's SVG (and the PNG drawn from it)
+    cannot carry such a character (vl-convert refuses the PNG, and writes an SVG that is not well-formed XML). A
+    spec without one is returned as it is (one regular-expression search); astral characters written as
+    surrogate pairs are kept."""
+    if _JSON_NOT_XML.search(spec_json) is None:
+        return spec_json
+    return json.dumps(_xml_strings(json.loads(spec_json)), allow_nan=False)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _xml_strings(v: Any) -> Any:
+    """``v`` (decoded JSON) with :data:`_NOT_XML` characters escaped in every string, keys included."""
+    if isinstance(v, str):
+        return _NOT_XML.sub(_escaped, v)
+    if isinstance(v, list):
+        return [_xml_strings(x) for x in v]
+    if isinstance(v, dict):
+        return {_xml_strings(k): _xml_strings(x) for k, x in v.items()}
+    return v
 
 
 def bundle_cache() -> Path:
