@@ -349,10 +349,41 @@ def meta(db: Export, tables: dict[str, dict[str, str]]) -> dict[str, str]:
     return {}
 
 
+def cut_short(path: Path) -> str | None:
+    """Why the SQLite file ``path`` cannot be whole, or None: its size is not a whole number of pages, or is less
+    than the page count its header records (bytes 28-31, when valid: bytes 92-95 equal the change counter at 24-27;
+    page size at 16-17, 1 meaning 65536; https://sqlite.org/fileformat.html, "The Database Header"). SQLite reads
+    the pages past the end of a cut file as empty, opened immutable as the reader opens it: a table whose rows
+    were there reads as empty, with no error. A file too short for a header is left to SQLite."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(100)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None  # opening it through SQLite says why, naming the file
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return None
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        return None  # not a valid page size: SQLite refuses the file itself
+    pages = int.from_bytes(header[28:32], "big")
+    if size % page:
+        return f"{size} bytes: not a whole number of {page}-byte pages; cut short?"
+    if pages and header[92:96] == header[24:28] and size < pages * page:
+        return f"{size} bytes where its header records {pages} pages of {page} bytes; cut short?"
+    return None
+
+
 def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     """The export's metadata and the size of each source table that may be read on a second thread (rows x
     columns, from its largest rowid: no scan), after checking that ``path`` is an SQLite Nsight Systems export
-    whose tables hold the columns every export has (:data:`REQUIRED_COLUMNS`). Raises :class:`InputError`."""
+    whose tables hold the columns every export has (:data:`REQUIRED_COLUMNS`) and whose size is the one its header
+    gives (:func:`cut_short`). Raises :class:`InputError`."""
+    if (why := cut_short(path)) is not None:
+        raise InputError(
+            f"{shown(path)}: a damaged SQLite file ({why}); export the report again: {NSYS_EXPORT_HINT}"
+        )
     db = Export(path)
     try:
         tables = db.tables()

@@ -107,6 +107,23 @@ def test_an_export_without_rowids_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(e.value) and "NVTX_EVENTS" in str(e.value) and "rowid" in str(e.value)
 
 
+@pytest.mark.parametrize("cut", ["one byte", "one page"])
+def test_an_export_cut_short_is_refused(tmp_path: Path, cut: str) -> None:
+    """An export missing its last page read as whole before, that page's rows gone (SQLite, opened immutable, reads
+    pages past the end as empty): the file's size against its header's page count and size says it is cut."""
+    whole = _export(tmp_path / "whole.sqlite").read_bytes()
+    page = int.from_bytes(whole[16:18], "big")
+    assert len(whole) >= 2 * page  # the cut leaves a database SQLite opens
+    path = tmp_path / "cut.sqlite"
+    path.write_bytes(whole[: len(whole) - (1 if cut == "one byte" else page)])
+    store = Store(tmp_path / "store")
+    with pytest.raises(InputError) as e:
+        ingest_file(path, store.root)
+    assert "\n" not in str(e.value) and "cut.sqlite" in str(e.value) and "cut short" in str(e.value)
+    assert not store.root.exists() or not any(store.root.rglob("*.parquet"))
+    assert ingest_file(_export(tmp_path / "again.sqlite"), store.root).status == "ingested"
+
+
 def test_a_file_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
     path = tmp_path / "run\n2.sqlite"
     sqlite3.connect(path).execute("CREATE TABLE x (y)").connection.close()
