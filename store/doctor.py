@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from rooflake.schema import TABLES
 from rooflake.schema.duck import sql_file
 from rooflake.store.layout import ALL_TABLES, PART, STAGING, partition, run_ids
+from rooflake.store.manifest import read_manifest
 from rooflake.store.publish import pid_alive
 
 PROBLEMS = pa.schema(
@@ -113,16 +114,24 @@ def doctor(root: Path) -> pa.Table:
     (another schema version), which fails the table's queries as well; ``missing`` — a published run whose
     ``runs`` row counts kernels or metrics that have no file; ``unpublished`` — a partition whose run has no
     ``runs`` row (invisible: a writer died before its commit); ``stale-staging`` — a dead writer's staging folder.
-    Reads every file; raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
+    The files of the last compaction (``compacted.json``) are checked as ``damaged`` or ``other-columns`` too, with
+    an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file; raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
     import duckdb
 
     con = duckdb.connect()
     rows: list[dict[str, str]] = []
     published: list[dict[str, Any]] = []
-    runs = set(run_ids(root))
+    runs = set(run_ids(root))  # published: a runs partition, or held by the last compaction
+    manifest = read_manifest(root)
     for table in ALL_TABLES:
+        for name in manifest.files.get(table, []):  # compacted files: rows of many runs
+            found = read_error(con, table, root / name)
+            if found is not None:
+                rows.append(_row(table, "", root / name, *found))
         for run_id in run_ids(root, table):
             path = partition(root, table, run_id) / PART
+            if table == "runs" and not path.exists():
+                continue  # a compacted run: its rows are in the compacted files, checked above
             found = read_error(con, table, path)
             if found is not None:
                 rows.append(_row(table, run_id, path, *found))

@@ -3,6 +3,7 @@ atomic publish and --force still correct, a killed compaction harmless."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -132,6 +133,25 @@ def test_rl_compact(store) -> None:
     assert f"{len(runs)} runs compacted" in r.stdout
     r = CliRunner().invoke(app, ["sql", "SELECT count(*) AS n FROM runs", "--store", str(root), "-f", "json"])
     assert r.stdout.strip() == f'[{{"n": {len(runs)}}}]'
+
+
+def test_rl_doctor_after_compaction(store) -> None:
+    """A compacted store is healthy (its runs have no partitions left: doctor read the gone runs files as damaged),
+    and a damaged compacted file is found, naming its path."""
+    from typer.testing import CliRunner
+
+    root, _ = store
+    compact.compact(root)
+    r = CliRunner().invoke(app, ["doctor", "--store", str(root)])
+    assert r.exit_code == 0 and "every file reads whole" in r.stdout, r.output
+    (kernels_file,) = (root / "kernels" / "compacted").glob("*.parquet")
+    kernels_file.write_bytes(kernels_file.read_bytes()[:100])
+    r = CliRunner().invoke(app, ["doctor", "--store", str(root), "-f", "json"])
+    assert r.exit_code == 1 and r.stderr.strip() == f"Error: store {root}: 1 problem(s) found", r.output
+    (row,) = json.loads(r.stdout)
+    assert (row["table"], row["run_id"], row["path"], row["problem"]) == (
+        "kernels", "", str(kernels_file), "damaged",
+    )  # fmt: skip
 
 
 # ---- incremental compaction (issue 15) --------------------------------------------------------------------------
