@@ -189,7 +189,8 @@ def _tables(out: dict[str, Any]) -> dict[str, pa.Table | DuckTable]:
 
 def _reports_in(folder: Path) -> list[Path]:
     """Files under ``folder`` (recursively) a reader recognises by their first bytes, and files that look like
-    reports but cannot be read (kept, so that their ingest fails loudly instead of being skipped unseen); a folder
+    reports but cannot be read, or are named like a report (:data:`REPORT_SUFFIXES`) and hold something else (kept,
+    so that their ingest fails loudly instead of being skipped unseen); a folder
     that is an nsys parquetdir export is one report (its files are not looked at one by one)."""
     from rooflake.ingest.nsys_parquet import is_parquetdir
 
@@ -198,7 +199,9 @@ def _reports_in(folder: Path) -> list[Path]:
     for f in sorted(x for x in folder.rglob("*") if x.is_file() and not any(d in x.parents for d in dirs)):
         try:
             fmt = detect_format(f)
-        except UnsupportedFormatError:  # not a report
+        except UnsupportedFormatError:  # not a report, unless named like one (its ingest then says it is not)
+            if f.name.endswith(REPORT_SUFFIXES):
+                found.append(f)
             continue
         except InputError:  # unreadable (permissions, I/O), or empty: a report only if named like one
             if f.stat().st_size > 0 or f.name.endswith(REPORT_SUFFIXES):

@@ -230,15 +230,19 @@ def test_directory_ingest_reports_a_broken_report_instead_of_skipping_it(tmp_pat
     d.mkdir()
     (d / "good.ncu-rep").write_bytes(REPORT.read_bytes())
     (d / "empty.ncu-rep").write_bytes(b"")
+    (d / "junk.ncu-rep").write_bytes(b"junk")  # named like a report, not one: skipped unseen before
+    (d / "junk.sqlite").write_bytes(b"junk")
     (d / "notes.txt").write_text("not a report")
     (d / "empty.txt").write_bytes(b"")
     files = expand_paths([str(d)])
-    assert sorted(p.name for p in files) == ["empty.ncu-rep", "good.ncu-rep"]
+    assert sorted(p.name for p in files) == ["empty.ncu-rep", "good.ncu-rep", "junk.ncu-rep", "junk.sqlite"]
     results = {Path(r.path).name: r for r in ingest_paths(files, tmp_path / "store", workers=1)}
     assert results["good.ncu-rep"].status == "ingested"
     assert results["empty.ncu-rep"].status == "error" and "empty file" in (
         results["empty.ncu-rep"].error or ""
     )
+    for junk in ("junk.ncu-rep", "junk.sqlite"):
+        assert results[junk].status == "error" and "unknown format" in (results[junk].error or "")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
