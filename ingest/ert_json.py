@@ -168,6 +168,11 @@ def _entries(path: Path, where: str, data: Any) -> list[tuple[str, float]]:
             or not math.isfinite(value)
         ):
             raise InputError(f"{shown(path)}: {where}.data[{i}] is not a [name, number] pair: {e!r}")
+        # a ceiling is positive, and finite once in byte/s or FLOP/s
+        if value <= 0 or not math.isfinite(value * 1e9):
+            raise InputError(
+                f"{shown(path)}: {where}.data[{i}]: {value!r} is not a positive, finite rate: {e!r}"
+            )
         out.append((e[0], float(value)))
     return out
 

@@ -119,6 +119,13 @@ def test_free_text_levels_spec_entries_and_precisions(tmp_path: Path) -> None:
     ("doc", "message"),
     [
         ({"empirical": {"gflops": {"data": [["FP64 GFLOPs", "fast"]]}}}, "not a [name, number] pair"),
+        # impossible ceilings: stored as -1e12 FLOP/s, 0 and inf byte/s before
+        (
+            {"empirical": {"gflops": {"data": [["FP64 GFLOPs", -1000]]}}},
+            "-1000 is not a positive, finite rate",
+        ),
+        ({"empirical": {"gbytes": {"data": [["DRAM", 0]]}}}, "0 is not a positive, finite rate"),
+        ({"empirical": {"gbytes": {"data": [["DRAM", 1e308]]}}}, "1e+308 is not a positive, finite rate"),
         (
             {"empirical": {"gflops": {"data": []}, "gbytes": {"data": []}}},
             "holds no gflops or gbytes entries",
