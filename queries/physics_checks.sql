@@ -36,12 +36,16 @@ SELECT run_id, kernel_id, name, 'instrumented_duration',
        printf('duration %.0f ns from sm__cycles_elapsed of a pass with SASS counters', duration_ns)
 FROM kernels WHERE list_contains(flags, 'duration_from_instrumented_cycles')
 UNION ALL
+-- (share: 0 where no GPU time is under a range; NULL where the device recorded none at all)
 SELECT run_id, NULL, NULL, 'low_attribution_coverage',
-       printf('device %d: %.1f%% of GPU time under an NVTX range', device_id, 100 * share)
+       'device ' || coalesce(device_id::VARCHAR, 'unknown') || ': ' || CASE
+           WHEN share IS NULL THEN 'no GPU time recorded, none of it under an NVTX range'
+           ELSE printf('%.1f%% of GPU time under an NVTX range', 100 * share)
+       END
 FROM (
     SELECT run_id, device_id,
-           sum(gpu_time_ns) FILTER (WHERE attribution IN ('push_pop', 'start_end')) / nullif(sum(gpu_time_ns), 0)
-               AS share
+           coalesce(sum(gpu_time_ns) FILTER (WHERE attribution IN ('push_pop', 'start_end')), 0)
+               / nullif(sum(gpu_time_ns), 0) AS share
     FROM coverage GROUP BY run_id, device_id
 )
 WHERE coalesce(share, 0) < 0.9

@@ -359,3 +359,21 @@ def test_sweep_in_groups_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, 
     assert len(groups) > 1  # really read in groups
     assert many == one
     assert len(one["ranges"]) > 200 and any("'depth': 2" in r for r in one["ranges"])
+
+
+@pytest.mark.parametrize(
+    ("export", "detail"),
+    [
+        # no kernel under an NVTX range: the share is 0, not NULL (the detail was NULL, printf of a NULL share)
+        ("GindaChen__nsys-ai__tests__fixtures__mock", "device 0: 0.0% of GPU time under an NVTX range"),
+        ("NVIDIA__Fuser__report1@da819b5f", "device 0: 34.5% of GPU time under an NVTX range"),
+    ],
+)
+def test_low_attribution_coverage_says_the_share(tmp_path: Path, export: str, detail: str) -> None:
+    res = ingest_file(NSYS / f"{export}.sqlite", tmp_path)
+    got = queries.execute(
+        Store(tmp_path),
+        """SELECT detail FROM physics_checks WHERE run_id = $r AND "check" = 'low_attribution_coverage'""",
+        {"r": res.run_id},
+    ).to_pylist()
+    assert got == [{"detail": detail}]
