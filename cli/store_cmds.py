@@ -138,8 +138,8 @@ def runs(
 SQL_HELP = "\n\n".join(
     [
         "Run DuckDB SQL over the store (Nsight Compute and Nsight Systems runs), its named queries and macros.",
-        "Tables: runs, kernels, metrics, ceilings, ranges, memops, coverage. A parameter-free named query is a view "
-        "(SELECT * FROM kernel_roofline); a parameterized one is a table macro, its parameters in order "
+        "Tables: runs, kernels, metrics, ceilings, ranges, memops, coverage, estimates. A parameter-free named query "
+        "is a view (SELECT * FROM kernel_roofline); a parameterized one is a table macro, its parameters in order "
         "(SELECT * FROM time_roofline('RUN_ID', 1000)); rl sql --list shows both. The shared rules are macros: "
         "nvtx_layer, attainable, roof_bound, by_precision, flops_total, has_labels, ...",
         "Only queries run (SELECT, EXPLAIN) unless --unsafe.",

@@ -63,8 +63,9 @@ NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep
 
 
 def detect_format(path: str | Path) -> str:
-    """Format name of ``path`` from its first bytes: ``ncu-rep``, ``nsys-rep`` or ``sqlite``; of a folder from its
-    files: ``nsys-parquetdir`` (``nsys export --type parquetdir``: ``StringIds.parquet``, ...; one run).
+    """Format name of ``path`` from its first bytes (one of :data:`READABLE`): ``ncu-rep``, ``ncu-csv``,
+    ``nsys-rep``, ``sqlite``, ``ert-json``, ``measured-json`` or ``torch-trace``; of a folder from its files:
+    ``nsys-parquetdir`` (``nsys export --type parquetdir``: ``StringIds.parquet``, ...; one run).
 
     Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes.
     """

@@ -34,7 +34,8 @@ class MachineCeilings:
       datasheet_gpu (catalog key or None), names (the lower-case names runs were matched by).
     - ``rows``: one row per source x ceiling (step ``machine_ceilings``): source, ceiling, kind, value, value_min,
       value_max (byte/s, FLOP/s or op/s), unit, clock_hz (Hz), n_rows, run_ids, formula, source_name, measured_at.
-    - ``side_by_side``: one row per ceiling (step ``ceilings_side_by_side``): ceiling, kind, unit, report,
+    - ``side_by_side``: one row per ceiling (step ``ceilings_side_by_side``): ceiling, kind, unit,
+      report_ceiling (the report's ceiling behind ``report``: its fastest dense path for tensors), report,
       report_clock_hz, datasheet, datasheet_clock_hz, ert, measured, and the ratios report_over_datasheet,
       clock_ratio (report clock / datasheet boost clock), report_per_clock_over_datasheet, ert_over_datasheet,
       measured_over_datasheet, ert_over_report, measured_over_report.

@@ -1,6 +1,6 @@
 -- stack_level: the path nodes of one depth of the NVTX stacks (rooflake.ingest.nsys_sqlite runs it for $depth = 0, 1,
 -- ... up to nsys/stacks.sql's max_depth, in order). A range at depth d > 0 has its parent at depth d - 1 (the sweep
--- finds a parent one level up: nsys/sweep_slice.sql), whose path the previous run gave (level_prev).
+-- finds a parent one level up: rooflake.ingest.nsys_sweep), whose path the previous run gave (level_prev).
 -- Parameters: $depth (the depth of the ranges placed, 0 = outermost).
 -- Columns: none (statements only).
 
