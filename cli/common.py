@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from rooflake.schema import RooflakeError
+from rooflake.schema import BadArgument, RooflakeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,8 +54,8 @@ def _about_named_path(e: OSError, named: list[Path]) -> bool:
 
 def guard(fn: F) -> F:
     """Run a command; a :class:`RooflakeError`, or an ``OSError`` about a file or folder the user named (``--out``),
-    becomes ``Error: ...`` on stderr and exit 1 (the one place this happens). Anything else is a bug: its traceback
-    shows."""
+    becomes ``Error: ...`` on stderr and exit 1, a :class:`BadArgument` exit 2 (bad arguments exit 2, as click's own
+    checks do): the one place this happens. Anything else is a bug: its traceback shows."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -63,7 +63,7 @@ def guard(fn: F) -> F:
             return fn(*args, **kwargs)
         except RooflakeError as e:
             err(str(e))
-            raise typer.Exit(1) from None
+            raise typer.Exit(2 if isinstance(e, BadArgument) else 1) from None
         except OSError as e:
             if not _about_named_path(e, _named_paths(args, kwargs)):
                 raise

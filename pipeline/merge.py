@@ -14,7 +14,7 @@ from rooflake.ingest import detect_format, file_sha256, read
 from rooflake.ingest.merge import merge
 from rooflake.ingest.messages import path_text
 from rooflake.pipeline import IngestResult, rooflake_version
-from rooflake.schema import RUNS, SCHEMA_VERSION, InputError
+from rooflake.schema import RUNS, SCHEMA_VERSION, BadArgument, InputError
 from rooflake.store import Store
 
 MERGEABLE = ("ncu-rep", "ncu-csv")
@@ -32,11 +32,11 @@ def ingest_merged(
 
     The run id is the first 16 hex digits of the SHA-256 of the two files' SHA-256s (sorted), so the same pair is
     the same run; ``source_path`` names both files (`` + ``), ``source_bytes`` is their sum, and the result's note
-    says how launches were matched. Raises :class:`InputError` for other than two files, a file no ncu reader
-    reads, or halves with no launch in common; :class:`StoreError` for an unwritable store.
+    says how launches were matched. Raises :class:`BadArgument` for other than two files, :class:`InputError` for a
+    file no ncu reader reads or halves with no launch in common, :class:`StoreError` for an unwritable store.
     """
     if len(paths) != 2:
-        raise InputError(f"--merge joins the two halves of one split profile; got {len(paths)} files")
+        raise BadArgument(f"--merge joins the two halves of one split profile; got {len(paths)} files")
     for p in paths:
         if (fmt := detect_format(p)) not in MERGEABLE:
             raise InputError(f"{p}: --merge joins Nsight Compute reports or CSV exports, not {fmt} files")

@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from rooflake.schema.errors import (
+    BadArgument,
     InputError,
     OutputError,
     QueryError,
@@ -86,4 +87,5 @@ __all__ = [
     "ToolMissingError",
     "UnsupportedFormatError",
     "UsageError",
+    "BadArgument",
 ]

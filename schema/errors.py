@@ -44,6 +44,11 @@ class UsageError(RooflakeError):
     that cannot be traced); the message says what to change."""
 
 
+class BadArgument(UsageError):
+    """An option or argument value that cannot be used as given (``--since 24x``, ``--scale dram=0``): the CLI says
+    ``Error: ...`` and exits 2, as click does for the values it checks itself; the message names the option."""
+
+
 class OutputError(RooflakeError):
     """An output file or directory the user named (``--out``) cannot be written: its directory cannot be created, is
     read-only, or the disk is full; the message names the path and the reason."""

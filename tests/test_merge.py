@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from rooflake import queries
 from rooflake.cli import app
 from rooflake.ingest.merge import match_launches
-from rooflake.schema import InputError
+from rooflake.schema import BadArgument
 from rooflake.store import Store
 
 from _support import FIXTURES, fixture
@@ -77,10 +77,11 @@ def test_merge_takes_two_ncu_files(tmp_path: Path) -> None:
         / "ert"
         / "ebugger__Empirical-Roofline-Toolkit__Empirical_Roofline_Tool-1.1.0__Results__roofline.titan.ccs.ornl.gov.02.json"
     )
-    for files, msg in (([DRAM_CSV], "got 1 files"), ([DRAM_CSV, ert], "not ert-json files")):
+    # one file is a bad argument (exit 2); a file of another format, bad input (exit 1)
+    for files, msg, code in (([DRAM_CSV], "got 1 files", 2), ([DRAM_CSV, ert], "not ert-json files", 1)):
         r = CliRunner().invoke(app, ["ingest", *map(str, files), "--merge", "--store", str(tmp_path)])
-        assert r.exit_code == 1 and msg in r.stderr, r.output
-    with pytest.raises(InputError):
+        assert r.exit_code == code and r.stderr.startswith("Error: ") and msg in r.stderr, r.output
+    with pytest.raises(BadArgument):
         from rooflake.pipeline.merge import ingest_merged
 
         ingest_merged([DRAM_CSV, FLOPS_CSV, DRAM_CSV], tmp_path)

@@ -93,7 +93,7 @@ def test_rerun_is_idempotent_and_atomic(report_dir: Path, tmp_path: Path) -> Non
     assert (report_dir / "index.html").read_bytes() == first
     assert not [p for p in report_dir.parent.iterdir() if p.name.startswith(".out.")]  # no temp dirs left
     r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(report_dir), "--since", "1x"])
-    assert r.exit_code == 1 and r.stderr.startswith("Error: --since")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --since")  # a bad argument
     assert (report_dir / "index.html").read_bytes() == first  # a failed run leaves the last report
 
 

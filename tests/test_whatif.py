@@ -113,4 +113,16 @@ def test_rl_whatif(store: Store) -> None:
     assert res.exit_code == 0, res.output
     assert "7.003 ms measured → 4.503 ms predicted (×1.56; modelled" in res.output
     bad = CliRunner().invoke(app, ["whatif", RUN[:6], "--scale", "hbm=2", "--store", str(store.root)])
-    assert bad.exit_code == 1 and bad.output.startswith("Error: --scale 'hbm=2'")
+    assert bad.exit_code == 2 and bad.output.startswith("Error: --scale 'hbm=2'")  # a bad argument
+    for scale, why in (
+        (["dram=0"], "must be a number > 0"),
+        (["compute=2", "--scale", "fp32=3"], "scaled twice"),
+    ):
+        bad = CliRunner().invoke(app, ["whatif", RUN[:6], "--scale", *scale, "--store", str(store.root)])
+        assert bad.exit_code == 2 and bad.output.startswith("Error: --scale") and why in bad.output, (
+            bad.output
+        )
+    bad = CliRunner().invoke(
+        app, ["whatif", RUN[:6], "-s", "dram=2", "--launch-overhead", "-5", "--store", str(store.root)]
+    )
+    assert bad.exit_code == 2 and bad.output.startswith("Error: --launch-overhead"), bad.output

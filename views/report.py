@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import RooflakeError, RunNotFoundError, UsageError
+from rooflake.schema import BadArgument, RooflakeError, RunNotFoundError, UsageError
 from rooflake.views.ceilings import CHOICES, RunRoofs, run_roofs
 from rooflake.views.compare import Comparison, compare
 from rooflake.views.runs import row_dicts, rows_where
@@ -71,11 +71,11 @@ class Report:
 
 
 def parse_since(text: str) -> timedelta:
-    """``30m``, ``24h``, ``7d`` -> a timedelta. Raises :class:`UsageError` on anything else."""
+    """``30m``, ``24h``, ``7d`` -> a timedelta. Raises :class:`BadArgument` on anything else."""
     units = {"m": "minutes", "h": "hours", "d": "days"}
     num, unit = text[:-1], text[-1:]
     if unit not in units or not num.replace(".", "", 1).isdigit():
-        raise UsageError(f"--since {text!r}: use a number and m, h or d (e.g. 24h)")
+        raise BadArgument(f"--since {text!r}: use a number and m, h or d (e.g. 24h)")
     return timedelta(**{units[unit]: float(num)})
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import RooflakeError, RooflineDataError, UsageError
+from rooflake.schema import BadArgument, RooflakeError, RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import RunRoofs, run_roofs
 from rooflake.views.runs import rows_where, run_info
@@ -80,10 +80,10 @@ def launch_overheads(store: Any, run_ids: list[str]) -> dict[str, LaunchOverhead
 
 def launch_overhead(store: Any, run_id: str, option_ns: float | None = None) -> LaunchOverhead:
     """The launch overhead t_o for ``run_id``: ``option_ns`` (source ``'option'``; a finite number > 0, else
-    :class:`UsageError`), else the one :func:`launch_overheads` derives."""
+    :class:`BadArgument`), else the one :func:`launch_overheads` derives."""
     if option_ns is not None:
         if not (math.isfinite(option_ns) and option_ns > 0):
-            raise UsageError(f"launch overhead must be a number of nanoseconds > 0, got {option_ns}")
+            raise BadArgument(f"--launch-overhead: a number of nanoseconds > 0, not {option_ns}")
         return LaunchOverhead(float(option_ns), "option")
     return launch_overheads(store, [run_id])[run_id]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import UsageError
+from rooflake.schema import BadArgument, UsageError
 from rooflake.views.ceilings import run_roofs
 from rooflake.views.time_roofline import LaunchOverhead, launch_overhead
 
@@ -52,7 +52,7 @@ class WhatIf:
 
 def parse_scales(items: list[str]) -> dict[str, float]:
     """``["dram=2", "tensor=1.5"]`` -> every key of :data:`SCALES` with its factor (``compute=F`` sets every pipe).
-    Raises :class:`UsageError` for an unknown key, a factor that is not a finite number > 0, or a key given twice."""
+    Raises :class:`BadArgument` for an unknown key, a factor that is not a finite number > 0, or a key given twice."""
     out = dict.fromkeys(SCALES, 1.0)
     seen: set[str] = set()
     for item in items:
@@ -60,7 +60,7 @@ def parse_scales(items: list[str]) -> dict[str, float]:
         key = key.strip().lower()
         keys = ["fp64", "fp32", "fp16", "tensor"] if key == "compute" else [key]
         if not sep or any(k not in SCALES for k in keys):
-            raise UsageError(
+            raise BadArgument(
                 f"--scale {item!r}: expected KEY=FACTOR with KEY one of {', '.join(SCALES)}, compute"
             )
         try:
@@ -68,9 +68,9 @@ def parse_scales(items: list[str]) -> dict[str, float]:
         except ValueError:
             factor = math.nan
         if not (math.isfinite(factor) and factor > 0):
-            raise UsageError(f"--scale {item!r}: the factor must be a number > 0")
+            raise BadArgument(f"--scale {item!r}: the factor must be a number > 0")
         if seen & set(keys):
-            raise UsageError(f"--scale {item!r}: {key} is scaled twice")
+            raise BadArgument(f"--scale {item!r}: {key} is scaled twice")
         seen |= set(keys)
         out |= dict.fromkeys(keys, factor)
     return out
