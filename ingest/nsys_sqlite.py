@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from rooflake.ingest import nsys_export, nsys_sweep, sqlscript
+from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.nsys_export import SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
@@ -147,7 +148,7 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet without a copy in Python
     memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
     (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name, compute_capability, n_kernels, n_metrics (0), derivation,
-    and the ingest summary of suspicious source rows (:func:`flag_summary`: ``flag_counts``, ``warnings``).
+    and the ingest summary of suspicious source rows (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``, ``warnings``).
     Kernel durations are integer ns (``end - start``) stored exactly; FLOP and byte columns are NULL (nsys has no
     counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
     SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.
@@ -289,37 +290,6 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
     }
     counts = sqlscript.run(con, "nsys/flag_counts.sql").fetchall()
     return {**tables, "run": _run(meta, s, src.present["k_raw"]) | flag_summary(counts)}
-
-
-# the flags of suspicious source rows (nsys/launches.sql, nsys/ranges.sql), in the order of the warnings, each with
-# what it means
-FLAGS = {
-    "null_start": "no start time",
-    "reversed_time": "end before start",
-    "negative_time": "negative timestamp",
-    "duplicate_correlation_id": "correlation id shared with another GPU operation of the process",
-    "duplicate_launch_call": "several launch calls with that correlation id (the first one is used)",
-}
-_NOUNS = {"kernels": ("kernel", "kernels"), "memops": ("memcpy/memset", "memcpys/memsets"),
-          "ranges": ("NVTX range", "NVTX ranges")}  # fmt: skip
-
-
-def flag_summary(counts: list[tuple[str, str, int]]) -> dict[str, Any]:
-    """The ingest summary's part about suspicious source rows, from ``(table, flag, rows)`` counts:
-    ``flag_counts`` = {table: {flag: rows}} (only non-zero ones) and ``warnings``, one line per table and flag
-    (e.g. ``2 kernels: end before start (flag reversed_time)``), tables in the order kernels, memops, ranges."""
-    out: dict[str, dict[str, int]] = {}
-    for table, flag, n in counts:
-        out.setdefault(table, {})[flag] = n
-    warnings = []
-    for table, (one, many) in _NOUNS.items():
-        for flag, what in FLAGS.items():
-            n = out.get(table, {}).get(flag, 0)
-            if n:
-                nested = table == "ranges" and flag in ("null_start", "reversed_time")
-                what += ", left out of the nesting (push/pop ranges: no depth, no parent)" if nested else ""
-                warnings.append(f"{n} {one if n == 1 else many}: {what} (flag {flag})")
-    return {"flag_counts": out, "warnings": warnings}
 
 
 def _run(meta: dict[str, str], s: dict[str, Any], has_kernel_table: bool) -> dict[str, Any]:

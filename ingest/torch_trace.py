@@ -40,6 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, METRICS, RANGES, InputError
 
@@ -378,8 +379,15 @@ def _kernel_row(evs: _Events, ev: dict[str, Any], devices: dict[int, dict[str, A
         "gpu_name": dev.get("name") if dev else None,
         "compute_capability": _cc(dev),
         "provenance": [("*", _NO_COUNTERS_SHORT)],
-        "flags": [],
+        "flags": _time_flags(common),
     }
+
+
+def _time_flags(common: dict[str, Any]) -> list[str]:
+    """A GPU op's flags about its times, as the Nsight Systems reader flags them (``reversed_time``: a negative
+    ``dur``, stored as it is)."""
+    dur = common["duration_ns"]
+    return ["reversed_time"] if dur is not None and dur < 0 else []
 
 
 def _cc(dev: dict[str, Any] | None) -> str | None:
@@ -392,11 +400,13 @@ def _memop_row(evs: _Events, kind: str, ev: dict[str, Any]) -> dict[str, Any]:
     args = _args(ev)
     name = str(ev.get("name", ""))
     direction = re.search(r"\b([HDAP]to[HDAP])\b", name)
+    common = _gpu_common(evs, ev)
     return {
-        **_gpu_common(evs, ev),
+        **common,
         "kind": kind,
         "copy_kind": _COPY_KINDS.get(direction.group(1)) if kind == "memcpy" and direction else None,
         "bytes": _int(args.get("bytes")),
+        "flags": _time_flags(common),
     }
 
 
@@ -506,7 +516,9 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
     SM``, ``warps per SM``, ``est. achieved occupancy %``; ``ranges``: domain ``torch``, ``args`` the event's args
     as JSON plus its Kineto ``cat`` -- ``Input Dims``, ``Input type``, ``Input Strides``, ``Concrete Inputs``
     (record_shapes) and torch's own ``flops`` estimate (with_flops) are there. ``run``: source_format
-    ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation.
+    ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation, and the ingest
+    summary of suspicious GPU ops (``flag_counts``, ``warnings``: a negative ``dur`` is flagged ``reversed_time``,
+    as the Nsight Systems reader flags an end before the start).
 
     Raises :class:`InputError` when the file is unreadable, truncated, not JSON, or JSON without ``traceEvents``.
     """
@@ -535,5 +547,16 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
             "n_metrics": len(metrics),
             "derivation": _json({"all": [NO_COUNTERS]}),
             "fp16_convention": None,
+            **flag_summary(_flag_counts({"kernels": kernels, "memops": memops})),
         },
     }
+
+
+def _flag_counts(tables: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, int]]:
+    """``(table, flag, rows)`` for every flag the rows of ``tables`` carry."""
+    counts: dict[tuple[str, str], int] = {}
+    for table, rows in tables.items():
+        for r in rows:
+            for f in r.get("flags") or []:
+                counts[table, f] = counts.get((table, f), 0) + 1
+    return [(t, f, n) for (t, f), n in counts.items()]

@@ -339,6 +339,27 @@ def test_truncated_gzip_trace(tmp_path: Path) -> None:
     _one_error(p, tmp_path, "truncated")
 
 
+def test_a_negative_duration_is_flagged(tmp_path: Path) -> None:
+    """A GPU op with a negative ``dur`` is stored as it is and flagged ``reversed_time`` with a warning, as the
+    Nsight Systems reader flags an end before the start (it landed without a word before)."""
+    p = tmp_path / "neg.json"
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 100.5, "dur": -50, "args": {"device": 0}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 200, "dur": 3,
+         "args": {"device": 0, "bytes": 8}},
+    ]  # fmt: skip
+    p.write_text(json.dumps({"traceEvents": events}))
+    out = tt.read(p, run_id="x")
+    assert out["kernels"].select(["duration_ns", "flags"]).to_pylist() == [
+        {"duration_ns": -50000.0, "flags": ["reversed_time"]}
+    ]
+    assert out["memops"].column("flags").to_pylist() == [[]]
+    assert out["run"]["flag_counts"] == {"kernels": {"reversed_time": 1}}
+    assert out["run"]["warnings"] == ["1 kernel: end before start (flag reversed_time)"]
+    res = ingest_file(p, tmp_path / "store")
+    assert res.warnings == ["1 kernel: end before start (flag reversed_time)"]
+
+
 def test_json_that_is_not_a_trace(tmp_path: Path) -> None:
     p = tmp_path / "config.json"
     p.write_text('{"model": "bert", "batch": 8}')
