@@ -148,7 +148,8 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet without a copy in Python
     memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
     (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name, compute_capability, n_kernels, n_metrics (0), derivation,
-    and the ingest summary of suspicious source rows (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``, ``warnings``).
+    and the ingest summary of suspicious source rows (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``,
+    ``warnings``).
     Kernel durations are integer ns (``end - start``) stored exactly; FLOP and byte columns are NULL (nsys has no
     counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
     SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.

@@ -190,8 +190,8 @@ def _tables(out: dict[str, Any]) -> dict[str, pa.Table | DuckTable]:
 def _reports_in(folder: Path) -> list[Path]:
     """Files under ``folder`` (recursively) a reader recognises by their first bytes, and files that look like
     reports but cannot be read, or are named like a report (:data:`REPORT_SUFFIXES`) and hold something else (kept,
-    so that their ingest fails loudly instead of being skipped unseen); a folder
-    that is an nsys parquetdir export is one report (its files are not looked at one by one)."""
+    so that their ingest fails loudly instead of being skipped unseen); a folder that is an nsys parquetdir export
+    is one report (its files are not looked at one by one)."""
     from rooflake.ingest.nsys_parquet import is_parquetdir
 
     dirs = [d for d in [folder, *sorted(x for x in folder.rglob("*") if x.is_dir())] if is_parquetdir(d)]

@@ -73,7 +73,8 @@ def render_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> None:
 # what XML 1.0 cannot hold (C0 controls but TAB, LF and CR; U+FFFE, U+FFFF; lone surrogates), in the spec's JSON text
 # (json.dumps writes C0 controls and, with ensure_ascii, every non-ASCII character as \\uXXXX) and in its strings
 _JSON_NOT_XML = re.compile(
-    r"\\u00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F])|\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\u[fF]{3}[eEfF]|[\ufffe\uffff\ud800-\udfff]"
+    r"\\u00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F])"  # an escaped C0 control but TAB (09), LF (0a) and CR (0d)
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\u[fF]{3}[eEfF]|[\ufffe\uffff\ud800-\udfff]"
 )
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 

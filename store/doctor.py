@@ -115,7 +115,8 @@ def doctor(root: Path) -> pa.Table:
     ``runs`` row counts kernels or metrics that have no file; ``unpublished`` — a partition whose run has no
     ``runs`` row (invisible: a writer died before its commit); ``stale-staging`` — a dead writer's staging folder.
     The files of the last compaction (``compacted.json``) are checked as ``damaged`` or ``other-columns`` too, with
-    an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file; raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
+    an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file;
+    raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
     import duckdb
 
     con = duckdb.connect()
