@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from rooflake.render.files import write_file
+from rooflake.render.formats import char_escape
 from rooflake.schema import UsageError
 from rooflake.schema.duck import TIMESTAMPTZ, Rows
 
@@ -34,15 +35,10 @@ __all__ = ["format_float", "printable", "render_markdown", "render_rows", "rende
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def printable(text: str) -> str:
     """``text`` with every control character written as its escape (``\\x1b``, ``\\x07``, ``\\x0d``, ``\\u202e``), so
     that it shows as it is and does nothing to the terminal; other characters unchanged."""
-    return _CONTROL.sub(_escape, text)
+    return _CONTROL.sub(char_escape, text)
 
 
 def _plain(v: Any) -> Any:

@@ -6,12 +6,23 @@ Only formatting: values arrive in the store's base units (ns, byte, FLOP, FLOP/s
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (issue 14)
     import polars as pl
 
-__all__ = ["NAME_CHARS", "duration", "flags_text", "runs_said", "share", "si", "truncate", "truncate_text"]
+__all__ = [
+    "NAME_CHARS",
+    "char_escape",
+    "duration",
+    "flags_text",
+    "runs_said",
+    "share",
+    "si",
+    "truncate",
+    "truncate_text",
+]
 
 #: Demangled names can exceed 1 kB; this many characters are shown.
 NAME_CHARS = 80
@@ -53,6 +64,14 @@ def runs_said(run_ids: set[str]) -> str:
     """``"run A, B: "``, the sorted ``run_ids`` that open a message about their rows; ``""`` for none (a message
     about no rows names no run)."""
     return f"run {', '.join(sorted(run_ids))}: " if run_ids else ""
+
+
+def char_escape(match: re.Match[str]) -> str:
+    """The escape that shows the one character ``match`` holds as text (``\\x1b``, ``\\u202e``): what terminal
+    tables (:func:`rooflake.cli.output.printable`) and PNG/SVG charts (:func:`rooflake.render.engine.xml_safe`)
+    write for a control character of a kernel name or an NVTX text. Use as ``pattern.sub(char_escape, text)``."""
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def truncate_text(s: str | None, n: int = NAME_CHARS) -> str:
