@@ -213,3 +213,60 @@ def test_rl_ingest_says_what_it_flagged(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     warnings = [line for line in res.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1 and warnings[0].endswith("1 kernel: end before start (flag reversed_time)")
+
+
+@pytest.mark.parametrize(
+    ("stmt", "table", "column", "kind"),
+    [
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'abc' WHERE correlationId = 1001",
+            "KERNEL",
+            "start",
+            "text",
+        ),
+        ("UPDATE NVTX_EVENTS SET end = end + 0.5 WHERE text = 'outer'", "NVTX_EVENTS", "end", "real"),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = X'00ff' WHERE correlationId = 1000",
+            "KERNEL",
+            "demangledName",
+            "blob",
+        ),
+    ],
+)
+def test_a_value_of_another_type_in_an_integer_column_is_refused(
+    tmp_path: Path, stmt: str, table: str, column: str, kind: str
+) -> None:
+    """SQLite keeps text, a real or a blob in an INTEGER column where nothing converts it; SQLite's CAST made
+    `'abc'` a start of 0 ns and a real end a rounded one, numbers the export never held. Now: one Error line naming
+    the file, the table and the column, exit 1, the store as before."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    store = tmp_path / "store"
+    assert ingest_file(_export(tmp_path / "good.sqlite"), store).status == "ingested"
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    path = _export(tmp_path / "odd.sqlite", stmt)
+    res = CliRunner().invoke(app, ["ingest", str(path), "--store", str(store)])
+    assert res.exit_code == 1, res.output
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("Error: ") and "odd.sqlite" in line
+    assert f"column {column} of " in line and table in line and f"holds {kind} values" in line
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+
+
+def test_a_value_of_another_type_after_the_first_batch_is_refused(tmp_path: Path) -> None:
+    """ADBC types a column from its first rows (a batch of 64k here): text in an integer column after them fails
+    the read, and the error names the column (the driver gives only its position)."""
+    path = _export(
+        tmp_path / "late.sqlite",
+        "WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n WHERE value < 70000) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId) "
+        "SELECT value, value + 1, 1, 900000 + value, 1 FROM n",
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 'x' WHERE correlationId = 970000",
+    )
+    with pytest.raises(InputError) as e:
+        read(path, run_id="r")
+    msg = str(e.value)
+    assert "\n" not in msg and "late.sqlite" in msg and "CUPTI_ACTIVITY_KIND_RUNTIME" in msg
+    assert "column correlationId" in msg
