@@ -14,6 +14,7 @@ from __future__ import annotations
 from rooflake.queries.runner import (
     Query,
     all_names,
+    check_regex,
     columns,
     connect,
     dependencies,
@@ -32,6 +33,7 @@ from rooflake.queries.runner import (
 __all__ = [
     "Query",
     "all_names",
+    "check_regex",
     "columns",
     "connect",
     "dependencies",

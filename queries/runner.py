@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from rooflake.schema import QueryError
+from rooflake.schema import BadArgument, QueryError
 
 STEPS = "steps"
 MACROS = "macros"
@@ -277,6 +277,19 @@ def _fetch(
         )
     except duckdb.Error as e:
         raise QueryError(f"{what}: {' '.join(str(e).split())}") from e
+
+
+def check_regex(con: Any, pattern: str | None, option: str) -> None:
+    """Raise :class:`BadArgument` (a usage error: the CLI exits 2) naming ``option`` when DuckDB does not accept
+    ``pattern`` as a regular expression (RE2 syntax: step ``regex_check``), before a query that matches with it
+    fails halfway; None passes."""
+    if pattern is None:
+        return
+    try:
+        fetch(con, "regex_check", {"pattern": pattern}, as_rows=True)
+    except QueryError as e:
+        why = str(e.__cause__ or e).splitlines()[0].removeprefix("Invalid Input Error: ")
+        raise BadArgument(f"{option} {pattern!r}: not a regular expression ({why})") from None
 
 
 def fetch(

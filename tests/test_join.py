@@ -152,3 +152,20 @@ def test_with_must_name_an_ncu_run(store: Store) -> None:
     assert r.stderr.startswith(
         "Error: run cccccccccccccccc is a ncu-rep run: the layer run must come from Nsight Systems"
     )
+
+
+@pytest.mark.parametrize(("args", "option", "reason"), [
+    (["layers", "d", "-m", "["], "--match '['", "missing ]"),
+    (["layers", "d", "--match", "(?=p1)"], "--match '(?=p1)'", "invalid perl operator"),
+    (["trajectory", "--vary", "batch", "--layer", "model/("], "--layer 'model/('", "missing )"),
+])  # fmt: skip
+def test_a_pattern_that_is_no_regular_expression_is_a_usage_error(
+    store: Store, args: list[str], option: str, reason: str
+) -> None:
+    """DuckDB (RE2) refused the pattern halfway through the query: exit 1 with its error after the query's name. Now
+    a usage error before any query, naming the option, with RE2's reason: exit 2, one line."""
+    r = CliRunner().invoke(app, [*args, "--store", str(store.root)])
+    assert r.exit_code == 2, r.output
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"Error: {option}: not a regular expression (") and reason in line
+    assert CliRunner().invoke(app, ["layers", "d", "-m", "p[12]", "--store", str(store.root)]).exit_code == 0

@@ -42,6 +42,7 @@ PARAMS: dict[str, Any] = {
     "since": EPOCH,
     "quantities": ["flops_fp32", "bytes_dram"],
     "match": None,
+    "pattern": "conv[0-9]",
     "device": None,
     "top": 10,
     "names": ["GPU X"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rooflake.queries import connect, fetch
+from rooflake.queries import check_regex, connect, fetch
 from rooflake.schema import UsageError
 from rooflake.views.runs import run_info
 
@@ -85,8 +85,8 @@ def layers(
     With ``with_run`` an estimate run (``rl estimate``), ``estimates`` compares each layer with the model. With
     ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
     (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). Raises
-    :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`QueryError` (a bad
-    regular expression).
+    :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`BadArgument` (``match``
+    is not a regular expression DuckDB accepts).
 
     A run without GPU kernels (a CPU run recorded by ``rl profile --nsys`` of a model wrapped in
     :func:`rooflake.instrument.annotate`) has its layers timed by its NVTX ranges: ``timed_by`` is ``ranges`` and
@@ -94,6 +94,7 @@ def layers(
     """
     run_id = store.resolve(run_id)
     con = connect(store)
+    check_regex(con, match, "--match")
     cpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         return _versus_estimates(con, run_id, store.resolve(with_run), depth, (match, device, domain), cpu)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rooflake.queries import connect, fetch
+from rooflake.queries import check_regex, connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import sweep_roofs
@@ -63,7 +63,7 @@ def trajectory(
     Series with fewer than two distinct values of ``vary`` are left out (``Trajectory.single``). Raises
     :class:`UsageError` (``where`` names ``vary``; unknown ``grain``, ``level`` or ``ceilings``),
     :class:`RooflineDataError` (no run carries the label, fewer than two values, nothing to draw, a source without
-    ceilings for a run's machine), :class:`QueryError` (a bad regex).
+    ceilings for a run's machine), :class:`BadArgument` (``layer`` is not a regular expression DuckDB accepts).
     """
     where = dict(where or {})
     if grain not in GRAINS:
@@ -75,6 +75,7 @@ def trajectory(
             f"--where {vary}={where[vary]}: {vary!r} is the varied label (--vary), it cannot be fixed"
         )
     con = connect(store)
+    check_regex(con, layer, "--layer")
     labels = {"label_keys": sorted(where), "label_values": [where[k] for k in sorted(where)]}
     runs = fetch(con, "trajectory_runs", {"vary": vary, **labels}).to_pylist()
     kept, single = _series(con, vary, where, runs)
