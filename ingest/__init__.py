@@ -67,7 +67,8 @@ def detect_format(path: str | Path) -> str:
     ``nsys-rep``, ``sqlite``, ``ert-json``, ``measured-json`` or ``torch-trace``; of a folder from its files:
     ``nsys-parquetdir`` (``nsys export --type parquetdir``: ``StringIds.parquet``, ...; one run).
 
-    Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes.
+    Raises :class:`InputError` for an unreadable or empty file, :class:`UnsupportedFormatError` for unknown bytes,
+    a small file that starts like JSON but is not, and a gzip file cut short before its first bytes show a trace.
     """
     path = Path(path)
     if path.is_dir():
@@ -99,7 +100,14 @@ def detect_format(path: str | Path) -> str:
 
     if (kind := torch_trace.sniff(path)) == torch_trace.FORMAT:  # JSON (or .json.gz) with a traceEvents key
         return kind
+    if kind == "gzip-cut":
+        raise UnsupportedFormatError(
+            f"{shown(path)}: truncated gzip data (the file ends inside its compressed stream); re-export the "
+            "torch.profiler trace"
+        )
     if kind == "json":
+        if len(head) < 1 << 16:  # the whole file: say where it stops being JSON, if it does
+            _whole_json(path, head)
         raise UnsupportedFormatError(
             f'{shown(path)}: JSON, but neither a torch.profiler trace (no "traceEvents" key) nor an ERT roofline.json '
             '(no "empirical" section)'
@@ -110,6 +118,22 @@ def detect_format(path: str | Path) -> str:
         f"{shown(path)}: unknown format (first bytes {head[:8]!r}); rl ingest reads {FORMATS_READ}, each known by "
         "its content, not its name"
     )
+
+
+def _whole_json(path: Path, data: bytes) -> None:
+    """Raise :class:`UnsupportedFormatError` naming ``path`` and where ``data`` (the whole file) stops being JSON, if
+    it does (so that ``rl ingest DIR`` passes over it as it passes over other files no reader takes)."""
+    import json
+
+    try:
+        json.loads(data.removeprefix(b"\xef\xbb\xbf"))  # a BOM is no error here (the sniffers allow it)
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        where = (
+            f"{e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+        )
+        raise UnsupportedFormatError(
+            f"{shown(path)}: starts like JSON but is not valid JSON ({where})"
+        ) from None
 
 
 def _files(path: Path) -> list[Path]:

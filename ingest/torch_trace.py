@@ -88,12 +88,18 @@ _COPY_KINDS["PtoP"] = 10
 def sniff(path: str | Path) -> str | None:
     """What a file's first :data:`SNIFF_BYTES` (decompressed when gzip) say: ``'torch-trace'`` for a JSON object
     with a ``traceEvents`` key, ``'json'`` for other JSON-looking text (an ERT ``roofline.json`` among them),
-    None otherwise. Reads at most that much; never raises (unreadable bytes give None)."""
+    ``'gzip-cut'`` for gzip data that ends inside its compressed stream before any of that shows (a ``.json.gz``
+    cut short: the file was read whole), None otherwise. Reads at most that much; never raises (unreadable bytes
+    give None)."""
     try:
         with open(path, "rb") as f:
             raw = f.read(SNIFF_BYTES)
         if raw.startswith(_GZIP_MAGIC):
-            raw = zlib.decompressobj(wbits=31).decompress(raw, SNIFF_BYTES)
+            gz = zlib.decompressobj(wbits=31)
+            text = gz.decompress(raw, SNIFF_BYTES)
+            if not (gz.eof or gz.unconsumed_tail or _TRACE_KEY.match(text)) and len(raw) < SNIFF_BYTES:
+                return "gzip-cut"
+            raw = text
     except (OSError, zlib.error):
         return None
     if _TRACE_KEY.match(raw):

@@ -398,3 +398,33 @@ def test_json_that_is_not_a_trace(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_short_name(name: str, short: str) -> None:
     assert tt.short_name(name) == short
+
+
+def test_a_gzip_trace_cut_within_its_first_bytes(tmp_path: Path) -> None:
+    """Cut to 40 bytes, a .json.gz decompressed to nothing that shows a trace: it was called "unknown format (first
+    bytes ...)". The whole file was read and the gzip stream did not end: it is truncated gzip data."""
+    p = tmp_path / "cut.json.gz"
+    p.write_bytes(H100.read_bytes()[:40])
+    with pytest.raises(UnsupportedFormatError, match=r"cut\.json\.gz: truncated gzip data"):
+        detect_format(p)
+    _one_error(p, tmp_path, "truncated gzip data")
+    whole = tmp_path / "other.gz"  # whole gzip data that is no JSON: still an unknown format
+    whole.write_bytes(gzip.compress(b"not json"))
+    with pytest.raises(UnsupportedFormatError, match="unknown format"):
+        detect_format(whole)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("{this is not json", "Expecting property name enclosed in double quotes at line 1 column 2"),
+     ('{"model": "bert",\n "batch": 8', "Expecting ',' delimiter at line 2 column 12")],
+)  # fmt: skip
+def test_a_small_file_that_starts_like_json_but_is_not(tmp_path: Path, text: str, where: str) -> None:
+    """It was called "JSON, but neither a torch.profiler trace nor an ERT roofline.json": it is not JSON at all,
+    and where it stops being JSON is said."""
+    p = tmp_path / "broken.json"
+    p.write_text(text)
+    with pytest.raises(UnsupportedFormatError) as e:
+        detect_format(p)
+    assert str(e.value) == f"{p}: starts like JSON but is not valid JSON ({where})"
+    _one_error(p, tmp_path, "not valid JSON")
