@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice
 from rooflake.cli.common import DepthOpt, StoreOpt, app, guard
 
 
@@ -32,6 +33,15 @@ def compare(
             help="Exit 3 when total or any layer's GPU time grew by more than PCT %.",
         ),
     ] = None,
+    ceilings: Annotated[
+        CeilingSource | None,
+        typer.Option(
+            "--ceilings",
+            help="Take each kernel's bound against the roofs of the report's peaks, the datasheet, ERT or measured "
+            "ceilings, as rl roofline takes them ('all' is not one source: not here). Default: each run's own "
+            "report peaks, as stored.",
+        ),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """Compare two runs per layer and per kernel: time, FLOP/s, AI, bound, share; new and removed kernels."""
@@ -39,11 +49,10 @@ def compare(
     from rooflake.store import Store
     from rooflake.views.compare import compare as compare_view
 
-    c = compare_view(Store(store), base_run, new_run, depth, fail_if_slower)
+    c = compare_view(Store(store), base_run, new_run, depth, fail_if_slower, ceiling_choice(ceilings))
     if fmt is CompareFmt.json:
-        fields = {
-            k: getattr(c, k) for k in ("base_run", "new_run", "base_time_ns", "new_time_ns", "time_change")
-        }
+        keys = ("base_run", "new_run", "base_time_ns", "new_time_ns", "time_change", "ceilings")
+        fields = {k: getattr(c, k) for k in keys}
         layers, kernels = c.layers.to_pylist(), c.kernels.to_pylist()
         doc = {"verdict": c.verdict, "failed": c.failed, **fields, "layers": layers, "kernels": kernels}
         typer.echo(json.dumps(doc, default=str))

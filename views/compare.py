@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
+from rooflake.schema import BadArgument
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class Comparison:
     - ``limit``: the slowdown allowed (0.05 = 5 %) or None; ``slower_layers``: the layers whose time grew past it;
       ``failed``: the total or a layer grew past it.
     - ``verdict``: one line saying it all (what ``rl compare`` prints last).
+    - ``ceilings``: the roofs the bounds are taken against (``default``: each run's own report peaks, as stored;
+      else the source asked for, as :func:`rooflake.views.ceilings.run_roofs` takes it).
     """
 
     base_run: str
@@ -38,20 +41,47 @@ class Comparison:
     slower_layers: list[str]
     failed: bool
     verdict: str
+    ceilings: str = "default"
 
 
 def compare(
-    store: Any, base_run: str, new_run: str, depth: int = 1, fail_if_slower: float | None = None
+    store: Any,
+    base_run: str,
+    new_run: str,
+    depth: int = 1,
+    fail_if_slower: float | None = None,
+    ceilings: str = "default",
 ) -> Comparison:
     """Compare ``new_run`` with ``base_run`` (ids or unique prefixes) per NVTX layer at ``depth`` and per kernel;
-    ``fail_if_slower``: the slowdown in percent past which the comparison fails (the total or any layer). Raises
-    :class:`RunNotFoundError`, :class:`QueryError`."""
+    ``fail_if_slower``: the slowdown in percent past which the comparison fails (the total or any layer).
+    ``ceilings``: the roofs each kernel's bound and fraction of roof (and so a layer's bound) are taken against:
+    ``default``, each run's own report peaks as kernel_roofline holds them; ``report``, ``datasheet``, ``ert`` or
+    ``measured``, each run's roofs from that source as ``rl roofline --ceilings`` takes them
+    (:func:`rooflake.views.ceilings.run_roofs`, shadowing kernel_roofs:
+    :func:`rooflake.views.time_roofline.chosen_kernel_roofs`). Times, FLOP/s and AI do not depend on it.
+
+    Raises :class:`RunNotFoundError`, :class:`QueryError`, :class:`BadArgument` (``ceilings`` ``all``),
+    :class:`UsageError` (an unknown ``ceilings``), :class:`RooflineDataError` (a run's machine has no ceiling from
+    that source)."""
     base_run, new_run = store.resolve(base_run), store.resolve(new_run)
     con = connect(store)
+    roofs = None
+    if ceilings != "default":
+        # pyarrow: only when asked
+        from rooflake.views.ceilings import run_roofs
+        from rooflake.views.time_roofline import chosen_kernel_roofs
+
+        if ceilings == "all":
+            raise BadArgument(
+                "--ceilings all draws several sources' roofs; a bound is taken against one: choose report, "
+                "datasheet, ert or measured"
+            )
+        ids = sorted({base_run, new_run})
+        roofs = chosen_kernel_roofs(con, ids, {r: run_roofs(store, r, ceilings) for r in ids})
     what = f"comparing {base_run} and {new_run}"
     p = {"base_run": base_run, "new_run": new_run}
-    layers = fetch(con, "compare_layers", {**p, "depth": depth}, what=what)
-    kernels = fetch(con, "compare_kernels", p, what=what)
+    layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=roofs, what=what)
+    kernels = fetch(con, "compare_kernels", p, tables=roofs, what=what)
     totals = {
         r["run_id"]: r["gpu_time_ns"]
         for r in fetch(con, "gpu_time_totals", {"run_ids": [base_run, new_run]}, what=what).to_pylist()
@@ -67,7 +97,9 @@ def compare(
         verdict += f"; FAIL: more than {fail_if_slower:g} % slower" + (
             f" ({', '.join(slower[:5])})" if slower else " in total"
         )
-    return Comparison(base_run, new_run, depth, layers, kernels, b, n, change, limit, slower, failed, verdict)
+    return Comparison(
+        base_run, new_run, depth, layers, kernels, b, n, change, limit, slower, failed, verdict, ceilings
+    )
 
 
 def _verdict(

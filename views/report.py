@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import BadArgument, RooflakeError, RunNotFoundError, UsageError
+from rooflake.schema import BadArgument, RooflakeError, RooflineDataError, RunNotFoundError, UsageError
 from rooflake.views.ceilings import CHOICES, RunRoofs, run_roofs
 from rooflake.views.compare import Comparison, compare
 from rooflake.views.runs import row_dicts, rows_where
@@ -39,7 +39,9 @@ class RunReport:
     - ``time``: the run's time-based roofline (:class:`TimeRoofline`, kernels at DRAM), or None with ``time_note``
       saying why.
     - ``previous``: the latest earlier run with the same labels, or None; ``comparison``: this run compared with it
-      (:class:`Comparison`), or None with ``comparison_note`` saying why it was skipped when there was one.
+      (:class:`Comparison`; bounds on the roofs of ``--ceilings`` as the charts are, each run's own report peaks
+      for ``default`` and ``all``), or None with ``comparison_note`` saying why it was skipped when there was one;
+      ``comparison_note`` also says when the bounds fell back to the report peaks (the source lacks a machine).
     - ``roofs``: the ``--ceilings`` choice the roofline and the time-based roofline are drawn against
       (:data:`rooflake.views.ceilings.CHOICES`); ``roofline_note``: why there is no hierarchical roofline when that
       source has no ceiling of the run's machine (the :class:`RooflineDataError` of
@@ -296,6 +298,22 @@ def _tables(store: Any, run_ids: list[str], ceilings: str = "default") -> dict[s
     return out
 
 
+def _bounds_on(ceilings: str) -> str:
+    """The source a report's comparison takes its bounds against for its ``--ceilings`` choice: that source, or
+    ``default`` (each run's own report peaks) for ``default`` and ``all`` (whose other sources are overlays)."""
+    return "default" if ceilings in ("default", "all") else ceilings
+
+
+def _compare(store: Any, previous: str, run_id: str, ceilings: str) -> Comparison:
+    """``run_id`` compared with ``previous``, bounds on the roofs the report's ``ceilings`` draw (as the charts);
+    where that source has no ceiling for a run's machine, on each run's own report peaks (the comparison's
+    ``ceilings`` says which). Raises as :func:`rooflake.views.compare.compare`."""
+    try:
+        return compare(store, previous, run_id, ceilings=_bounds_on(ceilings))
+    except RooflineDataError:
+        return compare(store, previous, run_id)
+
+
 def _of(table: Any, run_id: str, drop: bool = False) -> Any:
     """The rows of ``run_id`` (in their order), without the ``run_id`` column when ``drop``."""
     mine = rows_where(table, "run_id", run_id)
@@ -315,9 +333,15 @@ def _run_report(
     comparison, comparison_note = None, None
     if previous:
         try:
-            comparison = compare(store, previous, run_id)
+            comparison = _compare(store, previous, run_id, ceilings)
         except RooflakeError as e:
             comparison_note = f"no comparison with the previous run of the same labels {previous}: {e}"
+        else:
+            if comparison.ceilings != _bounds_on(ceilings):
+                comparison_note = (
+                    f"the comparison's bounds are on each run's own report peaks: the {ceilings} ceilings do not "
+                    f"cover both runs"
+                )
     roofs = (tables["roofs"] or {}).get(run_id)
     roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
     return RunReport(
