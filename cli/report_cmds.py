@@ -100,8 +100,9 @@ def _comparison(r: Any, sec: dict[str, Any]) -> None:
     if cmp is None:
         return
     change = "n/a" if cmp.time_change is None else f"{cmp.time_change:+.1%}"
+    on = "" if cmp.ceilings == "default" else f", bounds against --ceilings {cmp.ceilings}"
     sec["notes"].append(
-        f"compared with the previous run of the same labels {cmp.base_run}: total GPU time {change}"
+        f"compared with the previous run of the same labels {cmp.base_run}: total GPU time {change}{on}"
     )
     sec["tables"].append((f"layers vs run {cmp.base_run}", cmp.layers))
 

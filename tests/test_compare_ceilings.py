@@ -123,3 +123,24 @@ def test_the_reports_comparison_follows_its_ceilings(store: Path) -> None:
     ]
     assert later.comparison is not None and later.comparison.ceilings == "default"
     assert later.comparison_note is not None and "report peaks" in later.comparison_note
+
+
+def test_the_report_page_says_what_the_bounds_are_against(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(
+        app,
+        [
+            "report",
+            "--where",
+            "model=fa",
+            "--ceilings",
+            "datasheet",
+            "--out",
+            str(out),
+            "--store",
+            str(store),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    page = (out / "index.html").read_text()
+    assert "total GPU time" in page and "bounds against --ceilings datasheet" in page
