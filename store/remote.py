@@ -513,8 +513,11 @@ def doctor(url: str) -> pa.Table:
     ``table``, ``run_id``, ``path``, ``problem``, ``error``): each committed file read whole (``damaged``,
     ``other-columns``), published runs whose counts name a kernels or metrics file that is not there
     (``missing``), files of an uncommitted generation (``unpublished``: younger than :data:`STALE_AFTER_S`) and
-    files :func:`clean` deletes (``stale-staging``: superseded or stale uploads). Raises :class:`StoreError` when
-    the store cannot be listed."""
+    files :func:`clean` deletes (``stale-staging``: superseded or stale uploads). The files of the committed
+    compaction (``compacted.json``) are read whole too (``damaged``, ``other-columns``, with an empty ``run_id``: each
+    holds many runs), and compacted files it does not name are ``unpublished`` (a compaction in flight, younger than
+    :data:`STALE_AFTER_S`) or ``stale-staging`` (:func:`clean` deletes them). Raises :class:`StoreError` when the
+    store cannot be listed."""
     import duckdb
     import pyarrow as pa
 
@@ -543,4 +546,41 @@ def doctor(url: str) -> pa.Table:
                         miss = Upload(t, f.run_id, f.gen, part_path(url, t, f.run_id, f.gen), None)
                         why = f"the runs row counts {n} {t} rows; the file does not exist"
                         rows.append(_problem(miss, url, "missing", why))
+        rows += _compacted_problems(fs, url, con)
     return pa.Table.from_pylist(rows, schema=PROBLEMS)
+
+
+def _compacted_problems(fs: Any, url: str, con: Any) -> list[dict[str, str]]:
+    """The doctor's rows for compacted files: each file the committed compaction names, read whole (damaged or
+    absent: ``damaged``; written with other columns: ``other-columns``), and each compacted file it does not name
+    (:func:`_orphans`' files, and the younger ones: a compaction in flight)."""
+    from rooflake.store.doctor import read_error
+
+    base, scheme = _bucket_path(url), url.split("://", 1)[0]
+    compaction = read_compaction(url)
+    rows = []
+    named = set()
+    for table, paths in sorted(compaction.files.items()):
+        for p in paths:
+            f = Upload(table, "", compaction.generation, f"{base}/{p}", None)
+            named.add(f.path)
+            found = read_error(con, table, f"{scheme}://{f.path}", fs)
+            if found is not None:
+                rows.append(_problem(f, url, *found))
+    now = datetime.now(timezone.utc)
+    for f in sorted(_scan_compacted(fs, base), key=lambda f: f.path):
+        if f.path in named:
+            continue
+        if f.modified is not None and (now - f.modified).total_seconds() > STALE_AFTER_S:
+            why = (
+                "a compacted file no committed compaction names (one killed before its commit, or an older one's): "
+                "the next ingest deletes it"
+            )
+            rows.append(_problem(f, url, "stale-staging", why))
+        else:
+            why = (
+                "a compacted file no committed compaction names yet: a compaction in flight, or one killed within "
+                "the hour"
+            )
+            rows.append(_problem(f, url, "unpublished", why))
+    return rows
