@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -416,15 +417,37 @@ def test_a_gzip_trace_cut_within_its_first_bytes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "where"),
-    [("{this is not json", "Expecting property name enclosed in double quotes at line 1 column 2"),
-     ('{"model": "bert",\n "batch": 8', "Expecting ',' delimiter at line 2 column 12")],
+    [("{this is not json", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+     ('{"model": "bert",\n "batch": 8', "Expecting ',' delimiter: line 2 column 12 (char 29)"),
+     ('{"a": "\x01"}', "Invalid control character at: line 1 column 8 (char 7)"),
+     ("[" * 10 + " " * (65_536 - 10), "Expecting value: line 1 column 65537 (char 65536)")],
 )  # fmt: skip
 def test_a_small_file_that_starts_like_json_but_is_not(tmp_path: Path, text: str, where: str) -> None:
     """It was called "JSON, but neither a torch.profiler trace nor an ERT roofline.json": it is not JSON at all,
-    and where it stops being JSON is said."""
+    and where it stops being JSON is said (a file of 64 KiB too: it is read whole)."""
     p = tmp_path / "broken.json"
     p.write_text(text)
     with pytest.raises(UnsupportedFormatError) as e:
         detect_format(p)
     assert str(e.value) == f"{p}: starts like JSON but is not valid JSON ({where})"
     _one_error(p, tmp_path, "not valid JSON")
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("other.json.gz", gzip.compress(b'{"a": 1}')),  # valid JSON, compressed: not to be parsed as bytes
+     ("deep.json", b"[" * 60_000),  # nested past Python's recursion limit: not checked
+     ("big.json", b'{"n": ' + b"9" * 5_000 + b"}")],  # an integer past Python's 4,300 digits: valid JSON
+)  # fmt: skip
+def test_json_python_cannot_check_is_neither_format(tmp_path: Path, name: str, data: bytes) -> None:
+    """The check of a small JSON file must not call valid JSON invalid, nor end in a traceback: these keep the
+    message they had, and `rl ingest DIR` passes over them and ingests the report beside them."""
+    p = tmp_path / "in" / name
+    p.parent.mkdir()
+    p.write_bytes(data)
+    with pytest.raises(UnsupportedFormatError, match="JSON, but neither a torch.profiler trace"):
+        detect_format(p)
+    shutil.copy(H100, p.parent / "trace.json.gz")
+    r = CliRunner().invoke(app, ["ingest", str(p.parent), "--store", str(tmp_path / "store")])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    assert r.stdout.startswith("ingested ") and "trace.json.gz" in r.stdout and name not in r.output
