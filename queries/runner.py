@@ -288,8 +288,13 @@ def check_regex(con: Any, pattern: str | None, option: str) -> None:
     try:
         fetch(con, "regex_check", {"pattern": pattern}, as_rows=True)
     except QueryError as e:
-        why = str(e.__cause__ or e).splitlines()[0].removeprefix("Invalid Input Error: ")
-        raise BadArgument(f"{option} {pattern!r}: not a regular expression ({why})") from None
+        why = (
+            str(e.__cause__ or e).split("\n")[0].removeprefix("Invalid Input Error: ")
+        )  # (a CR is the pattern's)
+        shown = (
+            f"'{pattern}'" if pattern.isprintable() else repr(pattern)
+        )  # as typed (the CLI escapes the rest)
+        raise BadArgument(f"{option} {shown}: not a regular expression ({why})") from None
 
 
 def fetch(

@@ -158,6 +158,8 @@ def test_with_must_name_an_ncu_run(store: Store) -> None:
     (["layers", "d", "-m", "["], "--match '['", "missing ]"),
     (["layers", "d", "--match", "(?=p1)"], "--match '(?=p1)'", "invalid perl operator"),
     (["trajectory", "--vary", "batch", "--layer", "model/("], "--layer 'model/('", "missing )"),
+    (["layers", "d", "-m", r"p\d+("], r"--match 'p\d+('", r"missing ): p\d+("),  # as typed, not a repr
+    (["layers", "d", "-m", "\r("], r"--match '\r('", r"missing ): \r("),  # one line, the reason whole
 ])  # fmt: skip
 def test_a_pattern_that_is_no_regular_expression_is_a_usage_error(
     store: Store, args: list[str], option: str, reason: str
