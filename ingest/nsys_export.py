@@ -166,10 +166,11 @@ class Export:
     def batches(self, sql: str, what: str, sources: dict[str, str] | None = None) -> Iterator[pa.Table]:
         """The result of ``sql`` as Arrow tables of one batch each (64k rows), read as they are consumed: first an
         empty table with the result's columns, then one per batch. Raises :class:`InputError` naming the file and
-        ``what`` was being read, with the driver's message on one line; where that message names a column by its
-        position (a value of another type than the first rows': ``Type mismatch in column 2``), the column too, by
-        its name in the export (``sources``: result column -> export column). A stream its consumer left
-        unfinished (an error in DuckDB while it loaded the batches) is closed by :meth:`close`."""
+        ``what`` was being read, with the driver's message on one line; where a value of an integer column
+        (``sources``: result column -> export column, the integer columns) has another type than the first rows'
+        (ADBC's ``Type mismatch in column 2: …``, a position in the result), the message names the column and the
+        type as :func:`select` does. A stream its consumer left unfinished (an error in DuckDB while it loaded the
+        batches) is closed by :meth:`close`."""
         stream = self._batches(sql, what, sources or {})
         self.streams.append(stream)
         return stream
@@ -196,10 +197,16 @@ class Export:
                 stmt.close()
         except Exception as e:  # noqa: BLE001 - the driver raises its own error types
             why = first_line(e)
-            at = re.search(r"\bcolumn (\d+)\b", why)
-            if at is not None and int(at[1]) < len(names):
-                column = names[int(at[1])]
-                why = f"column {sources.get(column, column)}: {why}"
+            at = _MISMATCH.search(why)
+            if at is not None and int(at[1]) < len(names) and names[int(at[1])] in sources:
+                column = sources[names[int(at[1])]]
+                held = _KINDS.get(at[3], at[3]) + (
+                    "" if at[2] == "INT64" else f" after {_KINDS.get(at[2], at[2])}"
+                )
+                raise InputError(
+                    f"{shown(self.path)}: column {column} of {what} holds {held} values where Nsight Systems writes "
+                    "integers"
+                ) from e
             raise InputError(f"{shown(self.path)}: cannot read {what} ({why})") from e
 
     def tables(self) -> dict[str, dict[str, str]]:
@@ -247,8 +254,10 @@ def select(
     bad: set[str] = set()
     if present is not None and sql:
         query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
-        arrow, bad = valid_utf8(db.arrow(query, table, _sources(cols)))
-        _integers(db.path, table, arrow.schema, cols)
+        whole = db.arrow(query, table, _sources(cols))
+        arrow, bad = valid_utf8(
+            _as_integers(db.path, table, whole, _integers(db.path, table, whole.schema, cols))
+        )
     return _hexed(duck, texts, bad), arrow
 
 
@@ -275,15 +284,16 @@ def select_stream(
     query = sql_template(PKG, "nsys/export_read.sql", columns=", ".join(sql), table=quoted(table))
     parts = db.batches(query, table, _sources(cols))
     first = next(parts)
-    _integers(db.path, table, first.schema, cols)
-    strings = [f.name for f in first.schema if pa.types.is_string(f.type)]
-    schema = pa.schema([*first.schema, *((f"{c}_hex", pa.string()) for c in strings)])
+    cast = _integers(db.path, table, first.schema, cols)
+    read = _as_integers(db.path, table, first, cast).schema
+    strings = [f.name for f in read if pa.types.is_string(f.type)]
+    schema = pa.schema([*read, *((f"{c}_hex", pa.string()) for c in strings)])
 
     def batches() -> Iterator[pa.RecordBatch]:
         for part in parts:
-            arrow, bad = valid_utf8(part)
+            arrow, bad = valid_utf8(_as_integers(db.path, table, part, cast))
             hexes = [arrow[f"{c}_hex"] if c in bad else pa.nulls(len(arrow), pa.string()) for c in strings]
-            columns = [arrow[f.name] for f in first.schema] + hexes
+            columns = [arrow[f.name] for f in read] + hexes
             yield from pa.Table.from_arrays(columns, schema=schema).to_batches()
 
     return _hexed(duck, texts, set(strings)), pa.RecordBatchReader.from_batches(schema, batches())
@@ -329,22 +339,50 @@ def _sources(cols: list[tuple[str, str, str]]) -> dict[str, str]:
     return {o: src for src, typ, o in cols if typ == "BIGINT"} | ids
 
 
-def _integers(path: Path, table: str, schema: pa.Schema, cols: list[tuple[str, str, str]]) -> None:
-    """Raise :class:`InputError` naming the file, ``table`` and the column when ADBC typed an integer column of
-    ``cols`` (read uncast: see :func:`select`) as anything but int64 from the first rows it read: the column holds
-    text, a real or a blob there. (A value of another type after those rows makes ADBC's read fail: also an
+def _integers(path: Path, table: str, schema: pa.Schema, cols: list[tuple[str, str, str]]) -> dict[str, str]:
+    """The integer columns of ``cols`` (read uncast: see :func:`select`) that ADBC typed, from the first rows it
+    read, as real or text (result column -> export column): their values are converted batch by batch
+    (:func:`_as_integers`). Raises :class:`InputError` naming the file, ``table`` and the column when one was typed
+    as anything else (a blob). (A value of another type after those rows makes ADBC's read fail: also an
     :class:`InputError`.)"""
-    names = _sources(cols)
+    cast = {}
     for field in schema:
-        src = names.get(field.name)
-        if src is not None and not (pa.types.is_int64(field.type) or pa.types.is_null(field.type)):
+        src = _sources(cols).get(field.name)
+        if src is None or pa.types.is_int64(field.type) or pa.types.is_null(field.type):
+            continue
+        if not (pa.types.is_floating(field.type) or pa.types.is_string(field.type)):
+            kind = _KINDS.get(str(field.type), str(field.type))
             raise InputError(
-                f"{shown(path)}: column {src} of {table} holds {_KINDS.get(str(field.type), field.type)} values where "
-                "Nsight Systems writes integers"
+                f"{shown(path)}: column {src} of {table} holds {kind} values where Nsight Systems writes integers"
             )
+        cast[field.name] = src
+    return cast
 
 
-_KINDS = {"string": "text", "double": "real", "binary": "blob"}
+def _as_integers(path: Path, table: str, t: pa.Table, cast: dict[str, str]) -> pa.Table:
+    """``t`` with the columns ``cast`` (result column -> export column; :func:`_integers`) as int64, each value
+    exactly: a real that is a whole number within int64 (``100.0``, as ``pandas.to_sql`` writes a nullable integer
+    column), text that is an integer (``'100'``). Raises :class:`InputError` naming the file, ``table`` and the
+    column for any other value (a fraction, NaN, text that is no integer): SQLite's CAST would have made it a
+    number the export never held."""
+    for name, src in cast.items():
+        i = t.schema.get_field_index(name)
+        kind = "real" if pa.types.is_floating(t.schema.field(i).type) else "text"
+        try:
+            values = t.column(i).cast(pa.int64())  # a safe cast: no truncation, no overflow
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise InputError(
+                f"{shown(path)}: column {src} of {table} holds {kind} values where Nsight Systems writes integers "
+                f"({first_line(e)})"
+            ) from None
+        t = t.set_column(i, pa.field(name, pa.int64()), values)
+    return t
+
+
+_KINDS = {"string": "text", "double": "real", "binary": "blob", "STRING/BINARY": "text or blob", "DOUBLE": "real",
+          "INT64": "integer"}  # fmt: skip
+# ADBC's message for a value of another type than the column's first rows: (position, expected, got)
+_MISMATCH = re.compile(r"Type mismatch in column (\d+): expected (\S+) but got (\S+)")
 
 
 def valid_utf8(t: pa.Table) -> tuple[pa.Table, set[str]]:

@@ -267,6 +267,52 @@ def test_a_value_of_another_type_after_the_first_batch_is_refused(tmp_path: Path
     )
     with pytest.raises(InputError) as e:
         read(path, run_id="r")
-    msg = str(e.value)
-    assert "\n" not in msg and "late.sqlite" in msg and "CUPTI_ACTIVITY_KIND_RUNTIME" in msg
-    assert "column correlationId" in msg
+    assert str(e.value) == (
+        f"{path}: column correlationId of CUPTI_ACTIVITY_KIND_RUNTIME holds text or blob values where Nsight Systems "
+        "writes integers"
+    )  # the column by name, not ADBC's position in the result ("column 3")
+
+
+def test_whole_numbers_stored_as_real_or_text_read_exactly(tmp_path: Path) -> None:
+    """An export rewritten by a tool (pandas' to_sql writes a nullable integer column as REAL) holds `100.0` where
+    nsys wrote 100, and a column declared TEXT holds `'1'`: SQLite's CAST read both exactly, and so must the uncast
+    read (a whole number within int64 is that integer); every table equals the plain export's."""
+    plain = _export(tmp_path / "plain.sqlite")
+    odd = _export(
+        tmp_path / "odd.sqlite",
+        "ALTER TABLE NVTX_EVENTS RENAME TO n0",
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end REAL, eventType INTEGER NOT NULL, text TEXT, "
+        "globalTid INTEGER, endGlobalTid INTEGER, domainId TEXT, textId REAL)",
+        "INSERT INTO NVTX_EVENTS SELECT * FROM n0 ORDER BY rowid",
+        "DROP TABLE n0",
+    )
+    db = sqlite3.connect(odd)
+    assert db.execute(
+        "SELECT DISTINCT typeof(end), typeof(domainId) FROM NVTX_EVENTS WHERE end IS NOT NULL"
+    ).fetchall() == [("real", "text")]
+    db.close()
+    a, b = read(plain, run_id="r"), read(odd, run_id="r")
+    for table in ("kernels", "ranges", "memops"):
+        assert b[table].to_pylist() == a[table].to_pylist(), table
+
+
+@pytest.mark.parametrize(
+    ("stmt", "column", "kind"),
+    [("UPDATE NVTX_EVENTS SET end = 1e300 WHERE text = 'outer'", "end", "real"),  # past int64
+     ("UPDATE NVTX_EVENTS SET domainId = '1.0' WHERE text = 'dom'", "domainId", "text")],
+)  # fmt: skip
+def test_a_real_or_text_that_is_no_int64_is_refused(
+    tmp_path: Path, stmt: str, column: str, kind: str
+) -> None:
+    path = _export(
+        tmp_path / "odd.sqlite",
+        "ALTER TABLE NVTX_EVENTS RENAME TO n0",
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end REAL, eventType INTEGER NOT NULL, text TEXT, "
+        "globalTid INTEGER, endGlobalTid INTEGER, domainId TEXT, textId REAL)",
+        "INSERT INTO NVTX_EVENTS SELECT * FROM n0 ORDER BY rowid",
+        "DROP TABLE n0",
+        stmt,
+    )
+    with pytest.raises(InputError) as e:
+        read(path, run_id="r")
+    assert "\n" not in str(e.value) and f"column {column} of NVTX_EVENTS holds {kind} values" in str(e.value)
