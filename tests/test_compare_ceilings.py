@@ -102,6 +102,10 @@ def test_a_source_without_the_machine_and_all_are_refused(store: Path) -> None:
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["ceilings"] == "datasheet" and {k["base_bound"] for k in doc["kernels"]} == {None}
+    for fmt in ("table", "markdown"):  # the text formats say it in the verdict
+        r = run(app, ["compare", base, new, "--ceilings", "datasheet", "-f", fmt, "--store", str(store)])
+        assert r.exit_code == 0 and "bounds against --ceilings datasheet" in r.stdout, r.output
+    assert "bounds against" not in run(app, ["compare", base, new, "--store", str(store)]).stdout
 
 
 def test_the_reports_comparison_follows_its_ceilings(store: Path) -> None:

@@ -93,6 +93,8 @@ def compare(
     slower = [r["layer"] for r in lrows if limit is not None and (r["time_change"] or 0) > limit]
     failed = limit is not None and ((change is not None and change > limit) or bool(slower))
     verdict = _verdict(base_run, new_run, depth, b, n, change, lrows, kernels.to_pylist())
+    if ceilings != "default":
+        verdict += f"; bounds against --ceilings {ceilings}"
     if failed:
         verdict += f"; FAIL: more than {fail_if_slower:g} % slower" + (
             f" ({', '.join(slower[:5])})" if slower else " in total"
