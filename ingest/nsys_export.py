@@ -345,9 +345,9 @@ def _integers(path: Path, table: str, schema: pa.Schema, cols: list[tuple[str, s
     (:func:`_as_integers`). Raises :class:`InputError` naming the file, ``table`` and the column when one was typed
     as anything else (a blob). (A value of another type after those rows makes ADBC's read fail: also an
     :class:`InputError`.)"""
-    cast = {}
+    cast, names = {}, _sources(cols)
     for field in schema:
-        src = _sources(cols).get(field.name)
+        src = names.get(field.name)
         if src is None or pa.types.is_int64(field.type) or pa.types.is_null(field.type):
             continue
         if not (pa.types.is_floating(field.type) or pa.types.is_string(field.type)):
