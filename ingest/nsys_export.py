@@ -237,9 +237,10 @@ def select(
     Returns (a DuckDB select list over the Arrow table aliased ``a``, typed; the Arrow table, or None when the
     table is missing). NAME columns become ``<ours>_id`` (id into StringIds) and ``<ours>_text`` (inline text).
     SQLite is dynamically typed and ADBC types each column from the first rows it reads: text columns are CAST to
-    TEXT in SQLite (text after NULLs would fail the read), integer columns are read as stored, so that a value of
-    another type is an :class:`InputError` naming the column (``CAST('abc' AS INTEGER)`` is 0 in SQLite, a number
-    the export never held; uncast is also faster: 3.1 vs 3.3 CPU s for 5.7M NVTX rows). Text that
+    TEXT in SQLite (text after NULLs would fail the read), integer columns are read as stored: a whole number stored
+    as a real or as text is converted exactly (:func:`_as_integers`), any other value is an :class:`InputError`
+    naming the column (``CAST('abc' AS INTEGER)`` is 0 in SQLite, a number the export never held; uncast is also
+    faster: 3.1 vs 3.3 CPU s for 5.7M NVTX rows). Text that
     is not valid UTF-8 is decoded with replacement (:func:`valid_utf8`); every text column ``c`` has a ``c_hex``
     beside it in the select list: its raw bytes in hex where they were not valid, NULL elsewhere.
     """
