@@ -273,6 +273,17 @@ def test_a_value_of_another_type_after_the_first_batch_is_refused(tmp_path: Path
     )  # the column by name, not ADBC's position in the result ("column 3")
 
 
+# NVTX_EVENTS rebuilt with integer columns declared REAL and TEXT, same rows and row ids: SQLite then stores
+# end/textId as reals (100.0) and domainId as text ('1')
+REAL_AND_TEXT = (
+    "ALTER TABLE NVTX_EVENTS RENAME TO n0",
+    "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end REAL, eventType INTEGER NOT NULL, text TEXT, "
+    "globalTid INTEGER, endGlobalTid INTEGER, domainId TEXT, textId REAL)",
+    "INSERT INTO NVTX_EVENTS SELECT * FROM n0 ORDER BY rowid",
+    "DROP TABLE n0",
+)
+
+
 def test_whole_numbers_stored_as_real_or_text_read_exactly(tmp_path: Path) -> None:
     """An export rewritten by a tool (pandas' to_sql writes a nullable integer column as REAL) holds `100.0` where
     nsys wrote 100, and a column declared TEXT holds `'1'`: SQLite's CAST read both exactly, and so must the uncast
@@ -280,11 +291,7 @@ def test_whole_numbers_stored_as_real_or_text_read_exactly(tmp_path: Path) -> No
     plain = _export(tmp_path / "plain.sqlite")
     odd = _export(
         tmp_path / "odd.sqlite",
-        "ALTER TABLE NVTX_EVENTS RENAME TO n0",
-        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end REAL, eventType INTEGER NOT NULL, text TEXT, "
-        "globalTid INTEGER, endGlobalTid INTEGER, domainId TEXT, textId REAL)",
-        "INSERT INTO NVTX_EVENTS SELECT * FROM n0 ORDER BY rowid",
-        "DROP TABLE n0",
+        *REAL_AND_TEXT,
     )
     db = sqlite3.connect(odd)
     assert db.execute(
@@ -306,11 +313,7 @@ def test_a_real_or_text_that_is_no_int64_is_refused(
 ) -> None:
     path = _export(
         tmp_path / "odd.sqlite",
-        "ALTER TABLE NVTX_EVENTS RENAME TO n0",
-        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end REAL, eventType INTEGER NOT NULL, text TEXT, "
-        "globalTid INTEGER, endGlobalTid INTEGER, domainId TEXT, textId REAL)",
-        "INSERT INTO NVTX_EVENTS SELECT * FROM n0 ORDER BY rowid",
-        "DROP TABLE n0",
+        *REAL_AND_TEXT,
         stmt,
     )
     with pytest.raises(InputError) as e:
