@@ -471,16 +471,20 @@ def clean(url: str, stale_after_s: float = STALE_AFTER_S) -> int:
 def _orphans(fs: Any, url: str, stale_after_s: float) -> list[str]:
     """Compacted files no committed compaction names, uploaded more than ``stale_after_s`` seconds ago (a
     compaction killed before its commit, or the files of an older one)."""
-    base = _bucket_path(url)
-    named = {f"{base}/{p}" for ps in read_compaction(url).files.values() for p in ps}
     now = datetime.now(timezone.utc)
-    return [
-        f.path
-        for f in _scan_compacted(fs, base)
-        if f.path not in named
-        and f.modified is not None
-        and (now - f.modified).total_seconds() > stale_after_s
-    ]
+    return [f.path for f in _unnamed(fs, url, read_compaction(url)) if _older(f, now, stale_after_s)]
+
+
+def _unnamed(fs: Any, url: str, compaction: Compaction) -> list[Upload]:
+    """The compacted files ``compaction`` (the committed one) does not name, by path."""
+    base = _bucket_path(url)
+    named = {f"{base}/{p}" for ps in compaction.files.values() for p in ps}
+    return sorted((f for f in _scan_compacted(fs, base) if f.path not in named), key=lambda f: f.path)
+
+
+def _older(f: Upload, now: datetime, seconds: float) -> bool:
+    """Whether ``f`` was uploaded more than ``seconds`` before ``now`` (an object store always says when)."""
+    return f.modified is not None and (now - f.modified).total_seconds() > seconds
 
 
 # ---- checking -----------------------------------------------------------------------------------------------
@@ -559,19 +563,15 @@ def _compacted_problems(fs: Any, url: str, con: Any) -> list[dict[str, str]]:
     base, scheme = _bucket_path(url), url.split("://", 1)[0]
     compaction = read_compaction(url)
     rows = []
-    named = set()
     for table, paths in sorted(compaction.files.items()):
         for p in paths:
             f = Upload(table, "", compaction.generation, f"{base}/{p}", None)
-            named.add(f.path)
             found = read_error(con, table, f"{scheme}://{f.path}", fs)
             if found is not None:
                 rows.append(_problem(f, url, *found))
     now = datetime.now(timezone.utc)
-    for f in sorted(_scan_compacted(fs, base), key=lambda f: f.path):
-        if f.path in named:
-            continue
-        if f.modified is not None and (now - f.modified).total_seconds() > STALE_AFTER_S:
+    for f in _unnamed(fs, url, compaction):
+        if _older(f, now, STALE_AFTER_S):
             why = (
                 "a compacted file no committed compaction names (one killed before its commit, or an older one's): "
                 "the next ingest deletes it"
