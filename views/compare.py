@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import BadArgument
+from rooflake.schema import BadArgument, RooflakeError
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ def compare(
     depth: int = 1,
     fail_if_slower: float | None = None,
     ceilings: str = "default",
+    roofs: dict[str, Any] | None = None,
 ) -> Comparison:
     """Compare ``new_run`` with ``base_run`` (ids or unique prefixes) per NVTX layer at ``depth`` and per kernel;
     ``fail_if_slower``: the slowdown in percent past which the comparison fails (the total or any layer).
@@ -58,14 +59,17 @@ def compare(
     ``default``, each run's own report peaks as kernel_roofline holds them; ``report``, ``datasheet``, ``ert`` or
     ``measured``, each run's roofs from that source as ``rl roofline --ceilings`` takes them
     (:func:`rooflake.views.ceilings.run_roofs`, shadowing kernel_roofs:
-    :func:`rooflake.views.time_roofline.chosen_kernel_roofs`). Times, FLOP/s and AI do not depend on it.
+    :func:`rooflake.views.time_roofline.chosen_kernel_roofs`). Times, FLOP/s and AI do not depend on it. ``roofs``:
+    run id -> its ``run_roofs`` of ``ceilings`` already taken (a :class:`~rooflake.views.ceilings.RunRoofs`, or the
+    :class:`RooflakeError` it raised: raised here), as a report holds them; the two runs' missing ones are taken
+    here.
 
     Raises :class:`RunNotFoundError`, :class:`QueryError`, :class:`BadArgument` (``ceilings`` ``all``),
     :class:`UsageError` (an unknown ``ceilings``), :class:`RooflineDataError` (a run's machine has no ceiling from
     that source)."""
     base_run, new_run = store.resolve(base_run), store.resolve(new_run)
     con = connect(store)
-    roofs = None
+    shadow = None
     if ceilings != "default":
         # pyarrow: only when asked
         from rooflake.views.ceilings import run_roofs
@@ -77,11 +81,17 @@ def compare(
                 "datasheet, ert or measured"
             )
         ids = sorted({base_run, new_run})
-        roofs = chosen_kernel_roofs(con, ids, {r: run_roofs(store, r, ceilings) for r in ids})
+        taken = {r: (roofs or {}).get(r) for r in ids}
+        errors = [got for got in taken.values() if isinstance(got, RooflakeError)]
+        if errors:
+            raise errors[0]
+        shadow = chosen_kernel_roofs(
+            con, ids, {r: got or run_roofs(store, r, ceilings) for r, got in taken.items()}
+        )
     what = f"comparing {base_run} and {new_run}"
     p = {"base_run": base_run, "new_run": new_run}
-    layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=roofs, what=what)
-    kernels = fetch(con, "compare_kernels", p, tables=roofs, what=what)
+    layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=shadow, what=what)
+    kernels = fetch(con, "compare_kernels", p, tables=shadow, what=what)
     totals = {
         r["run_id"]: r["gpu_time_ns"]
         for r in fetch(con, "gpu_time_totals", {"run_ids": [base_run, new_run]}, what=what).to_pylist()

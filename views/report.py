@@ -304,12 +304,15 @@ def _bounds_on(ceilings: str) -> str:
     return "default" if ceilings in ("default", "all") else ceilings
 
 
-def _compare(store: Any, previous: str, run_id: str, ceilings: str) -> Comparison:
-    """``run_id`` compared with ``previous``, bounds on the roofs the report's ``ceilings`` draw (as the charts);
-    where that source has no ceiling for a run's machine, on each run's own report peaks (the comparison's
-    ``ceilings`` says which). Raises as :func:`rooflake.views.compare.compare`."""
+def _compare(
+    store: Any, previous: str, run_id: str, ceilings: str, roofs: dict[str, Any] | None
+) -> Comparison:
+    """``run_id`` compared with ``previous``, bounds on the roofs the report's ``ceilings`` draw (as the charts:
+    ``roofs``, the report's runs', are not taken again); where that source has no ceiling for a run's machine, on
+    each run's own report peaks (the comparison's ``ceilings`` says which). Raises as
+    :func:`rooflake.views.compare.compare`."""
     try:
-        return compare(store, previous, run_id, ceilings=_bounds_on(ceilings))
+        return compare(store, previous, run_id, ceilings=_bounds_on(ceilings), roofs=roofs)
     except RooflineDataError:
         return compare(store, previous, run_id)
 
@@ -333,7 +336,7 @@ def _run_report(
     comparison, comparison_note = None, None
     if previous:
         try:
-            comparison = _compare(store, previous, run_id, ceilings)
+            comparison = _compare(store, previous, run_id, ceilings, tables["roofs"])
         except RooflakeError as e:
             comparison_note = f"no comparison with the previous run of the same labels {previous}: {e}"
         else:
