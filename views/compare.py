@@ -69,25 +69,9 @@ def compare(
     that source)."""
     base_run, new_run = store.resolve(base_run), store.resolve(new_run)
     con = connect(store)
-    shadow = None
-    if ceilings != "default":
-        # pyarrow: only when asked
-        from rooflake.views.ceilings import run_roofs
-        from rooflake.views.time_roofline import chosen_kernel_roofs
-
-        if ceilings == "all":
-            raise BadArgument(
-                "--ceilings all draws several sources' roofs; a bound is taken against one: choose report, "
-                "datasheet, ert or measured"
-            )
-        ids = sorted({base_run, new_run})
-        taken = {r: (roofs or {}).get(r) for r in ids}
-        errors = [got for got in taken.values() if isinstance(got, RooflakeError)]
-        if errors:
-            raise errors[0]
-        shadow = chosen_kernel_roofs(
-            con, ids, {r: got or run_roofs(store, r, ceilings) for r, got in taken.items()}
-        )
+    shadow = (
+        None if ceilings == "default" else _shadow(con, store, sorted({base_run, new_run}), ceilings, roofs)
+    )
     what = f"comparing {base_run} and {new_run}"
     p = {"base_run": base_run, "new_run": new_run}
     layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=shadow, what=what)
@@ -111,6 +95,27 @@ def compare(
         )
     return Comparison(
         base_run, new_run, depth, layers, kernels, b, n, change, limit, slower, failed, verdict, ceilings
+    )
+
+
+def _shadow(con: Any, store: Any, ids: list[str], ceilings: str, roofs: dict[str, Any] | None) -> Any:
+    """``tables`` shadowing kernel_roofs for the runs ``ids`` against their roofs of ``ceilings`` (not ``default``;
+    ``roofs``: those already taken, see :func:`compare`). Raises as :func:`compare`."""
+    # pyarrow: only when asked
+    from rooflake.views.ceilings import run_roofs
+    from rooflake.views.time_roofline import chosen_kernel_roofs
+
+    if ceilings == "all":
+        raise BadArgument(
+            "--ceilings all draws several sources' roofs; a bound is taken against one: choose report, "
+            "datasheet, ert or measured"
+        )
+    taken = {r: (roofs or {}).get(r) for r in ids}
+    errors = [got for got in taken.values() if isinstance(got, RooflakeError)]
+    if errors:
+        raise errors[0]
+    return chosen_kernel_roofs(
+        con, ids, {r: got or run_roofs(store, r, ceilings) for r, got in taken.items()}
     )
 
 
