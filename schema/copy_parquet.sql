@@ -11,4 +11,4 @@ COPY (
 SELECT CASE WHEN COLUMNS(*) IS NOT NULL THEN COLUMNS(*) END FROM (
 {select}
 )
-) TO $path (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE $row_group_rows, KV_METADATA $kv)
+) TO $path (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE $row_group_rows, KV_METADATA $kv)
