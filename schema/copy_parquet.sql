@@ -4,6 +4,7 @@
 -- Every column is written OPTIONAL, as pyarrow writes the store's schemas (every field nullable): DuckDB writes a
 -- column REQUIRED (not null) where its statistics show no NULL in the rows at hand, so a table's partitions would
 -- differ from run to run and from pyarrow-written ones (pa.concat_tables refuses them); the CASE hides that.
+-- zstd at level 1, pyarrow's default, as the store's other files are written (DuckDB's own default is 3).
 -- Parameters: $path (the file written), $row_group_rows (rows per Parquet row group), $kv (Parquet key-value
 -- metadata: the schema version and the Arrow schema, base64, as pyarrow writes it).
 -- Columns: Count (rows written) as DuckDB's COPY reports it.
