@@ -222,7 +222,7 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         con = nsys_sqlite.connect(spill)
         try:
             src = ParquetSources(con, read_at, tables)
-            nsys_sqlite.attribute(con, src)
+            nsys_sqlite.attribute(con, src, shown(folder))
             out = nsys_sqlite.outputs(con, meta, src, run_id)
             out["run"]["source_format"] = FORMAT
             n = sum(t is not None for t in tables.values())

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from rooflake.ingest import nsys_export, nsys_sweep, sqlscript
 from rooflake.ingest.flags import flag_summary
+from rooflake.ingest.messages import shown
 from rooflake.ingest.nsys_export import SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
@@ -167,7 +168,7 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
             # the biggest source is loaded on a second thread (its own cursor: the same database) meanwhile
             late = {n: pool.submit(_load_one, con.cursor(), path, n, spill) for n in SOURCES if n == biggest}
             src = _Sources(con, path, [n for n in SOURCES if n not in late], late, spill)
-            attribute(con, src)
+            attribute(con, src, shown(path))
             yield outputs(con, meta, src, run_id)
         finally:
             for f in late.values():
@@ -224,10 +225,12 @@ class SourceViews(Protocol):
         """The views of ``names`` have been dropped by the SQL: free what backs them."""
 
 
-def attribute(con: Any, src: SourceViews) -> None:
+def attribute(con: Any, src: SourceViews, source: str) -> None:
     """Run the attribution's steps (the module docstring), each once its sources are read; free the API tables
-    once used, and DuckDB's kept memory after the steps that leave much of it. Raises :class:`InputError` when a
-    late source cannot be read."""
+    once used, and DuckDB's kept memory after the steps that leave much of it. ``source``: the export as errors
+    name it. Raises :class:`InputError` when a late source cannot be read, or when a lookup table holds an id
+    twice with different values (:func:`lookups`)."""
+    lookups(con, source)
     sqlscript.run(con, "nsys/macros.sql")
     src.need("k_raw")
     sqlscript.run(con, "nsys/ops.sql")
@@ -250,6 +253,31 @@ def attribute(con: Any, src: SourceViews) -> None:
     for step in ("paths", "attribution"):
         sqlscript.run(con, f"nsys/{step}.sql")
         _purge(con)
+
+
+def lookups(con: Any, source: str) -> None:
+    """Make the lookup views ``strings`` (StringIds) and ``gpus`` (TARGET_INFO_GPU) hold one row per id
+    (``nsys/lookup_dups.sql``): exact copies of a row are kept once (``nsys/lookup_distinct.sql``). Raises
+    :class:`InputError` naming ``source``, the table and the id when an id has rows that differ: which text or GPU
+    the export means there is unknown (joined as they were, each kernel, range or launch call stored once per row
+    of its id: more kernels than the export holds)."""
+    import duckdb
+
+    dups = sqlscript.run(con, "nsys/lookup_dups.sql").fetchall()
+    if dups and dups[0][3] > 1:
+        table, id_, n_rows, n_values = dups[0]
+        raise InputError(
+            f"{source}: {table} holds id {id_} in {n_rows} rows with {n_values} different values (an export holds "
+            "one row per id: which one is meant is unknown)"
+        )
+    for view in sorted({table for table, *_ in dups}):
+        sql = sql_template(PKG, "nsys/lookup_distinct.sql", view=_LOOKUP_VIEWS[view])
+        for stmt in duckdb.extract_statements(sql):
+            con.execute(stmt)
+
+
+# the source view of each lookup table nsys/lookup_dups.sql checks
+_LOOKUP_VIEWS = {"StringIds": "strings", "TARGET_INFO_GPU": "gpus"}
 
 
 def _purge(con: Any) -> None:

@@ -319,3 +319,84 @@ def test_a_real_or_text_that_is_no_int64_is_refused(
     with pytest.raises(InputError) as e:
         read(path, run_id="r")
     assert "\n" not in str(e.value) and f"column {column} of NVTX_EVENTS holds {kind} values" in str(e.value)
+
+
+def _store_listing(root: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
+
+
+# StringIds rebuilt without its primary key (an export's id is one), every row then held twice
+_STRINGS_TWICE = (
+    "CREATE TABLE s2 AS SELECT * FROM StringIds",
+    "DROP TABLE StringIds",
+    "ALTER TABLE s2 RENAME TO StringIds",
+    "INSERT INTO StringIds SELECT * FROM StringIds",
+)
+
+
+def test_exact_copies_in_stringids_are_kept_once(tmp_path: Path) -> None:
+    """Every StringIds row held twice: each kernel, range and launch call joined its text once per row (4 kernels
+    stored for 2); the copies are now one row, and every table equals the clean export's."""
+    store = tmp_path / "store"
+    for name, sql in (("clean", ()), ("twice", _STRINGS_TWICE)):
+        assert ingest_file(_export(tmp_path / f"{name}.sqlite", *sql), store).status == "ingested"
+    con = queries.connect(Store(store))
+    for table in ("kernels", "ranges", "memops", "coverage"):
+        counts = con.execute(f"SELECT count(*) FROM {table} GROUP BY run_id").fetchall()
+        assert len(counts) == 2 and counts[0] == counts[1], table
+        cols = [c for c in con.table(table).columns if c != "run_id"]
+        sel = ", ".join(f't."{c}"' for c in cols)
+        one, two = (
+            f"SELECT {sel} FROM {table} AS t JOIN runs AS r USING (run_id) WHERE r.source_path LIKE '%{n}.sqlite'"
+            for n in ("clean", "twice")
+        )
+        assert con.execute(f"SELECT count(*) FROM ({one} EXCEPT ALL {two})").fetchone() == (0,), table
+        assert con.execute(f"SELECT count(*) FROM ({two} EXCEPT ALL {one})").fetchone() == (0,), table
+    assert con.execute("SELECT count(*) FROM kernels").fetchone() == (2 * len(KERNELS),)
+
+
+def test_an_id_with_two_texts_is_refused(tmp_path: Path) -> None:
+    """A StringIds id holding two different texts: which one a kernel's name is cannot be told. One line naming
+    the file, the table and the id; the store unchanged."""
+    store = tmp_path / "store"
+    ingest_file(_export(tmp_path / "clean.sqlite"), store)
+    before = _store_listing(store)
+    bad = _export(
+        tmp_path / "two.sqlite",
+        *_STRINGS_TWICE[:3],
+        "INSERT INTO StringIds SELECT id, value || '_other' FROM StringIds WHERE value = 'k1'",
+    )
+    with pytest.raises(InputError) as e:
+        ingest_file(bad, store)
+    (msg,) = str(e.value).splitlines()
+    assert msg.startswith(f"{bad}: StringIds holds id 100 in 2 rows with 2 different values")
+    assert _store_listing(store) == before
+
+
+def test_a_gpu_row_held_twice(tmp_path: Path) -> None:
+    """TARGET_INFO_GPU has no primary key: a device's row held twice doubled every kernel of the real mock export
+    (2 kernels stored as 4, their time doubled in `rl layers`); exact copies now count once, and two different rows
+    for one device are refused."""
+    from _support import FIXTURES
+
+    mock = (FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes()
+    store = tmp_path / "store"
+    copy = "INSERT INTO TARGET_INFO_GPU SELECT * FROM TARGET_INFO_GPU"
+    rename = "UPDATE TARGET_INFO_GPU SET name = name || ' B' WHERE rowid = (SELECT max(rowid) FROM TARGET_INFO_GPU)"
+    for name, sql in (("twice", [copy]), ("other", [copy, rename])):
+        path = tmp_path / f"{name}.sqlite"
+        path.write_bytes(mock)
+        db = sqlite3.connect(path)
+        for stmt in sql:
+            db.execute(stmt)
+        db.commit()
+        db.close()
+    res = ingest_file(tmp_path / "twice.sqlite", store)
+    assert (res.status, res.kernels) == ("ingested", 2)
+    con = queries.connect(Store(store))
+    assert con.execute("SELECT count(*), count(DISTINCT kernel_id) FROM kernels").fetchone() == (2, 2)
+    before = _store_listing(store)
+    with pytest.raises(InputError, match=r"other\.sqlite: TARGET_INFO_GPU holds id 0 in 2 rows with 2 different"):
+        ingest_file(tmp_path / "other.sqlite", store)
+    assert _store_listing(store) == before
+

@@ -257,3 +257,23 @@ def test_an_unrelated_folder_is_still_no_report(tmp_path: Path) -> None:
     (tmp_path / "other.parquet").write_bytes(b"PAR1")
     with pytest.raises(InputError, match="is a directory|not a regular file"):
         detect_format(tmp_path)
+
+
+def test_stringids_held_twice_in_a_folder(folders: dict[str, Path], tmp_path: Path) -> None:
+    """As for the SQLite export (test_nsys_hostile): StringIds rows held twice are kept once (the kernels are the
+    clean folder's), and an id with a second, different text is one InputError naming the folder."""
+    clean = read(folders[DEMO.name], run_id="r")["kernels"]
+    for name, other in (("twice", False), ("other", True)):
+        folder = shutil.copytree(folders[DEMO.name], tmp_path / name)
+        strings = folder / "StringIds.parquet"
+        t = pq.read_table(strings)
+        extra = t.slice(0, 1)
+        if other:
+            extra = extra.set_column(1, "value", pa.array(["another text"], extra.schema.field(1).type))
+        pq.write_table(pa.concat_tables([t, t if not other else extra]), strings)
+        if other:
+            with pytest.raises(InputError, match=r"other: StringIds holds id \d+ in 2 rows with 2 different values"):
+                read(folder, run_id="r")
+        else:
+            kernels = read(folder, run_id="r")["kernels"]
+            assert _sorted(kernels, KEYS["kernels"]).equals(_sorted(clean, KEYS["kernels"]))
