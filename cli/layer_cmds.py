@@ -19,6 +19,7 @@ from rooflake.cli.common import (
     guard,
     need_out,
     on_terminal,
+    one_line,
 )
 
 #: the columns a glance needs on the terminal; csv/json/parquet get all
@@ -53,12 +54,26 @@ def emit_range_layers(v: Any, fmt: Fmt, out: Path | None) -> None:
 
 
 def print_coverage(coverage: Any) -> None:
-    """One line per device and attribution reason: ops and GPU time under NVTX ranges."""
+    """One line per device and attribution reason: ops and GPU time under NVTX ranges (``unknown`` where the
+    stored GPU time is NULL: no operation of the group has both a start and an end)."""
     for row in coverage.to_pylist():
+        ns, share = row["gpu_time_ns"], row["share_of_gpu_time"]
+        time = "unknown GPU time" if ns is None else f"{ns / 1e6:.3f} ms GPU time"
         typer.echo(
             f"device {row['device_id']}: {row['attribution']:<14} {row['ops']:>7} ops "
-            f"({row['share_of_ops']:.1%}), {row['gpu_time_ns'] / 1e6:.3f} ms GPU time ({row['share_of_gpu_time']:.1%})"
+            f"({_pct(row['share_of_ops'])}), {time} ({_pct(share)})"
         )
+
+
+def _pct(share: float | None) -> str:
+    """A share as a percentage, ``-`` where it is NULL (a total of 0 or unknown)."""
+    return "-" if share is None else f"{share:.1%}"
+
+
+def _kernel_name(name: str | None) -> str:
+    """A kernel's name as one terminal line of at most 100 characters (the report's text: control characters
+    escaped), ``(no name)`` where the source gave none."""
+    return "(no name)" if name is None else one_line(name[:100])
 
 
 def print_match(m: Any) -> None:
@@ -66,12 +81,12 @@ def print_match(m: Any) -> None:
     for row in m.summary.to_pylist():
         typer.echo(
             f"ncu match ({m.ncu_run}): {row['match']:<20} {row['launches']:>7} launches "
-            f"({row['share_of_launches']:.1%}), {row['share_of_kernel_time']:.1%} of kernel time"
+            f"({_pct(row['share_of_launches'])}), {_pct(row['share_of_kernel_time'])} of kernel time"
         )
     for row in m.unmatched_nsys.to_pylist()[:10]:
-        typer.echo(f"  not profiled by ncu: {row['name'][:100]} ({row['launches']} launches)")
+        typer.echo(f"  not profiled by ncu: {_kernel_name(row['name'])} ({row['launches']} launches)")
     for row in m.unmatched_ncu.to_pylist()[:10]:
-        typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {row['name'][:100]}")
+        typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {_kernel_name(row['name'])}")
 
 
 @app.command()

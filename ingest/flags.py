@@ -9,6 +9,7 @@ from typing import Any
 # the flags of suspicious source rows, in the order of the warnings, each with what it means
 FLAGS = {
     "null_start": "no start time",
+    "null_end": "no end time (duration unknown)",
     "reversed_time": "end before start",
     "negative_time": "negative timestamp",
     "duplicate_correlation_id": "correlation id shared with another GPU operation of the process",

@@ -270,8 +270,8 @@ _declare(
             "flags",
             _STRS,
             "",
-            "physics/data flags: nan_duration, nan_metrics, zero_peak, ...; nsys rows: null_start, reversed_time "
-            "(end < start), negative_time, duplicate_correlation_id, duplicate_launch_call",
+            "physics/data flags: nan_duration, nan_metrics, zero_peak, ...; nsys rows: null_start, null_end, "
+            "reversed_time (end < start), negative_time, duplicate_correlation_id, duplicate_launch_call",
             "ingest",
         ),
         (
@@ -473,7 +473,7 @@ _declare(
             "flags",
             _STRS,
             "",
-            "suspicious source rows: null_start, reversed_time (end < start), negative_time, "
+            "suspicious source rows: null_start, null_end, reversed_time (end < start), negative_time, "
             "duplicate_correlation_id, duplicate_launch_call (as kernels.flags); [] when none",
             "ingest",
         ),

@@ -171,3 +171,23 @@ def test_a_pattern_that_is_no_regular_expression_is_a_usage_error(
     (line,) = r.stderr.splitlines()
     assert line.startswith(f"Error: {option}: not a regular expression (") and reason in line
     assert CliRunner().invoke(app, ["layers", "d", "-m", "p[12]", "--store", str(store.root)]).exit_code == 0
+
+
+def test_unmatched_names_on_the_terminal(tmp_path: Path) -> None:
+    """`rl layers RUN --with NCU_RUN` lists the kernels no ncu kernel matched: one without a name (a dangling
+    StringIds id) ended in a TypeError traceback; a name's escape codes reached the terminal as they were."""
+    nsys = [
+        _k(0, "A", P1, start_ns=0, duration_ns=1000.0, device_id=0),
+        _k(1, None, P1, start_ns=10, duration_ns=1000.0, device_id=0),
+        _k(2, "\x1b[31mRED\x07", P1, start_ns=20, duration_ns=1000.0, device_id=0),
+    ]
+    ncu = [_k(0, "A", P1, flops_fp32=100.0, bytes_dram=10.0, duration_ns=5.0),
+           _k(1, "\x1b]0;title\x07", P1, flops_fp32=1.0, bytes_dram=1.0, duration_ns=5.0)]  # fmt: skip
+    tiny_run(tmp_path, "c" * 16, ncu, [], source_format="ncu-rep")
+    tiny_run(tmp_path, "d" * 16, nsys, [], source_format="nsys-sqlite")
+    r = CliRunner().invoke(app, ["layers", "d", "--with", "c", "--store", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "not profiled by ncu: (no name) (1 launches)" in r.stdout
+    assert "not profiled by ncu: \\x1b[31mRED\\x07 (1 launches)" in r.stdout
+    assert "matched no nsys launch: \\x1b]0;title\\x07" in r.stdout
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout

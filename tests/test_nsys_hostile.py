@@ -400,3 +400,27 @@ def test_a_gpu_row_held_twice(tmp_path: Path) -> None:
         ingest_file(tmp_path / "other.sqlite", store)
     assert _store_listing(store) == before
 
+
+def test_operations_without_an_end(tmp_path: Path) -> None:
+    """Every kernel and memcpy with a start and no end: ingest flags them null_end and says so; their GPU time is
+    unknown, which `rl layers` printed through a TypeError traceback (None / 1e6)."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    path = _export(
+        tmp_path / "noend.sqlite",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = NULL",
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET end = NULL",
+    )
+    store = tmp_path / "store"
+    res = ingest_file(path, store)
+    assert f"{len(KERNELS)} kernels: no end time (duration unknown) (flag null_end)" in res.warnings
+    assert "1 memcpy/memset: no end time (duration unknown) (flag null_end)" in res.warnings
+    con = queries.connect(Store(store))
+    assert con.execute("SELECT count(*) FROM kernels WHERE list_contains(flags, 'null_end')").fetchone() == (
+        len(KERNELS),
+    )
+    r = CliRunner().invoke(app, ["layers", "--store", str(store)])
+    assert r.exit_code == 0, r.output
+    assert "unknown GPU time (-)" in r.stdout

@@ -40,7 +40,7 @@ FROM (
 ) AS o
 LEFT JOIN api1 AS a USING (process_id, correlation_id);
 
--- operations whose source rows look wrong, with their flags in a fixed order: no start, end before start, a negative
+-- operations whose source rows look wrong, with their flags in a fixed order: no start, no end, end before start, a negative
 -- timestamp, a correlation id shared with another operation of the process (not counting operations replayed from a
 -- CUDA graph: a graph's nodes carry the correlation id of its launch), several launch calls with its correlation id
 CREATE TEMP TABLE op_flags AS
@@ -50,6 +50,7 @@ WITH dup AS (
 SELECT o.uid, o.op_kind,
        list_filter([
            CASE WHEN o.start IS NULL THEN 'null_start' END,
+           CASE WHEN o."end" IS NULL THEN 'null_end' END,
            CASE WHEN o."end" < o.start THEN 'reversed_time' END,
            CASE WHEN o.start < 0 OR o."end" < 0 THEN 'negative_time' END,
            CASE WHEN d.process_id IS NOT NULL THEN 'duplicate_correlation_id' END,
@@ -58,7 +59,7 @@ SELECT o.uid, o.op_kind,
 FROM ops AS o
 LEFT JOIN dup AS d
     ON d.process_id = o.process_id AND d.correlation_id = o.correlation_id AND o.graph_node_id IS NULL
-WHERE o.start IS NULL OR o."end" < o.start OR o.start < 0 OR o."end" < 0 OR d.process_id IS NOT NULL
+WHERE o.start IS NULL OR o."end" IS NULL OR o."end" < o.start OR o.start < 0 OR o."end" < 0 OR d.process_id IS NOT NULL
     OR o.launch_calls > 1;
 
 DROP TABLE api1;
