@@ -12,7 +12,19 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from rooflake.cli.common import Fmt, FmtOpt, OutOpt, RunArg, StoreOpt, app, emit, guard, need_out, on_terminal
+from rooflake.cli.common import (
+    Fmt,
+    FmtOpt,
+    OutOpt,
+    RunArg,
+    StoreOpt,
+    app,
+    emit,
+    guard,
+    need_out,
+    on_terminal,
+    one_line,
+)
 
 
 class CeilingSource(str, Enum):
@@ -134,4 +146,5 @@ def _headline(m: dict[str, Any]) -> str:
     who = f"run {m['run_id']}" if m["run_id"] else "GPU"
     sheet = f"datasheet: {m['datasheet_gpu']}" if m["datasheet_gpu"] else "no datasheet entry"
     cc = f" (CC {m['compute_capability']})" if m["compute_capability"] else ""
-    return f"{who}  {m['gpu_name'] or 'GPU unknown'}{cc}  {sheet}"
+    # (the GPU name is the report's text: one line, control characters escaped)
+    return one_line(f"{who}  {m['gpu_name'] or 'GPU unknown'}{cc}  {sheet}")

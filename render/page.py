@@ -1,7 +1,10 @@
 """Text from reports into HTML pages, escaped: every string a page shows or embeds came from a profile (kernel
 names, NVTX ranges, labels, file names) and may hold markup.
 
-- In HTML text and attributes: :func:`html.escape` (``& < > " '``).
+- In HTML text and attributes: :func:`html.escape` (``& < > " '``), after every control character is written as
+  its escape (``\\x1b``, ``\\u202e``) as terminals and charts show it (:func:`rooflake.render.formats.char_escape`):
+  the C0 controls but TAB, LF and CR (which HTML shows as a space), DEL, the C1 controls, the bidirectional
+  controls that reorder what a page shows, U+FFFE/U+FFFF and lone surrogates (not characters HTML holds).
 - In a ``<script>`` block (a Vega-Lite spec as JSON): :func:`script_json`, JSON whose ``<``, ``>``, ``&``, U+2028
   and U+2029 are written as ``\\u003c``-style escapes, so no ``</script>`` or ``<!--`` can end or change the
   block, and the JSON still parses to the same values (OWASP's rule for JSON in a script element; Django's
@@ -12,7 +15,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
+
+from rooflake.render.formats import char_escape
 
 __all__ = ["ScriptJSONEncoder", "script_json", "text"]
 
@@ -44,6 +50,13 @@ def script_json(obj: Any) -> str:
     return json.dumps(obj, cls=ScriptJSONEncoder)
 
 
+# the characters :func:`text` writes as escapes (see the module docstring)
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]"
+)
+
+
 def text(value: Any) -> str:
-    """``str(value)`` escaped for HTML text or a quoted attribute (``html.escape`` with quotes)."""
-    return html.escape(str(value), quote=True)
+    """``str(value)`` escaped for HTML text or a quoted attribute: control characters as their escapes, then
+    ``html.escape`` with quotes (the module docstring)."""
+    return html.escape(_CONTROL.sub(char_escape, str(value)), quote=True)

@@ -1,4 +1,5 @@
-"""Kernel names with characters XML cannot hold (ESC, BEL, U+FFFE) reach PNG and SVG charts as their escapes.
+"""Kernel names with characters XML cannot hold (ESC, BEL, U+FFFE) reach PNG and SVG charts as their escapes; the
+report's HTML page and the terminal lines show them escaped too (the GPU name as well).
 
 vl-convert draws PNG through SVG: before :func:`rooflake.render.engine.xml_safe`, such a name made ``rl roofline -o
 x.png`` and ``rl report`` end in a traceback (``a non-XML character '\\u{1b}'``) and ``-o x.svg`` write a file that
@@ -33,12 +34,16 @@ def _rl(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store holding the A10G report's CSV export with its first kernel's name prefixed by :data:`PREFIX`."""
+    """A store holding the A10G report's CSV export with its first kernel's name, and the GPU name of every row,
+    prefixed by :data:`PREFIX`."""
     tmp = tmp_path_factory.mktemp("control_chars")
     with GOLDEN.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     column = rows[0].index("Kernel Name")
     rows[2][column] = PREFIX + rows[2][column]  # rows[1] holds the units
+    gpu = rows[0].index("device__attribute_display_name")
+    for row in rows[2:]:
+        row[gpu] = PREFIX + row[gpu]
     src = tmp / "renamed.csv"
     with src.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
@@ -72,6 +77,16 @@ def test_report(store: Path, tmp_path: Path) -> None:
     assert svgs and any(SHOWN in p.read_text(encoding="utf-8") for p in svgs)
     for p in svgs:
         ET.fromstring(p.read_text(encoding="utf-8"))
+    page = (out / "index.html").read_text(encoding="utf-8")  # the kernel tables and the GPU name
+    assert SHOWN + "NVIDIA A10G" in page
+    assert "\x1b" not in page and "\x07" not in page and "\ufffe" not in page
+
+
+def test_ceilings_show_headline(store: Path) -> None:
+    done = _rl("ceilings", "show", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    headline = done.stdout.splitlines()[0]
+    assert SHOWN + "NVIDIA A10G" in headline and "\x1b" not in done.stdout
 
 
 @pytest.mark.parametrize("ensure_ascii", [True, False])
