@@ -232,12 +232,16 @@ def _events(doc: dict[str, Any]) -> _Events:
         ph, cat = ev.get("ph"), str(ev.get("cat", "")).lower()
         if ph == "f" and cat == "ac2g" and ev.get("id") is not None:
             out.flows[(ev.get("pid"), ev.get("tid"), ev.get("ts"))] = ev["id"]
-        if ph != "X" or _ns(ev.get("ts")) is None:
+        if ph != "X":
             continue
-        if cat in _KERNEL:
+        if (
+            cat in _KERNEL
+        ):  # (kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
             out.gpu.append(("kernel", ev))
         elif cat in _MEMCPY or cat in _MEMSET:
             out.gpu.append(("memcpy" if cat in _MEMCPY else "memset", ev))
+        elif _ns(ev.get("ts")) is None:
+            continue
         elif cat in _LAUNCH:
             corr = _int(_args(ev).get("correlation"))
             if corr is not None:
@@ -338,11 +342,12 @@ def _attribute(evs: _Events, ev: dict[str, Any], by_ext: dict[int, int]) -> dict
 def _gpu_common(evs: _Events, ev: dict[str, Any]) -> dict[str, Any]:
     """Columns every GPU op shares: times (ns) and device/context/stream ids."""
     args = _args(ev)
-    start = evs.base_ns + (_ns(ev["ts"]) or 0)
+    ts = _ns(ev.get("ts"))
+    start = evs.base_ns + ts if ts is not None else None
     dur = _ns(ev.get("dur"))
     return {
         "start_ns": start,
-        "end_ns": start + dur if dur is not None else None,
+        "end_ns": start + dur if start is not None and dur is not None else None,
         "duration_ns": dur,
         "device_id": _int(args.get("device", ev.get("pid"))),
         "context_id": _int(args.get("context")),
@@ -390,10 +395,17 @@ def _kernel_row(evs: _Events, ev: dict[str, Any], devices: dict[int, dict[str, A
 
 
 def _time_flags(common: dict[str, Any]) -> list[str]:
-    """A GPU op's flags about its times, as the Nsight Systems reader flags them (``reversed_time``: a negative
-    ``dur``, stored as it is)."""
-    dur = common["duration_ns"]
-    return ["reversed_time"] if dur is not None and dur < 0 else []
+    """A GPU op's flags about its times, in the order and with the meaning of the Nsight Systems reader's
+    (:data:`rooflake.ingest.flags.FLAGS`): ``null_start`` (no numeric ``ts``), ``null_end`` (no numeric ``dur``),
+    ``reversed_time`` (a negative ``dur``, stored as it is), ``negative_time`` (a start or end before 0 ns)."""
+    start, end, dur = common["start_ns"], common["end_ns"], common["duration_ns"]
+    checks = {
+        "null_start": start is None,
+        "null_end": dur is None,
+        "reversed_time": dur is not None and dur < 0,
+        "negative_time": (start is not None and start < 0) or (end is not None and end < 0),
+    }
+    return [flag for flag, hit in checks.items() if hit]
 
 
 def _cc(dev: dict[str, Any] | None) -> str | None:
@@ -465,7 +477,12 @@ def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[di
     kernels: list[dict[str, Any]] = []
     memops: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
-    ordered = sorted(evs.gpu, key=lambda ke: (_ns(ke[1]["ts"]) or 0, _ns(ke[1].get("dur")) or 0))
+
+    def order(ke: tuple[str, dict[str, Any]]) -> tuple[bool, int, int]:  # (ops without a start last)
+        ts = _ns(ke[1].get("ts"))
+        return ts is None, ts or 0, _ns(ke[1].get("dur")) or 0
+
+    ordered = sorted(evs.gpu, key=order)
     for kind, ev in ordered:
         link = _attribute(evs, ev, by_ext)
         if kind == "kernel":
@@ -523,8 +540,8 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
     as JSON plus its Kineto ``cat`` -- ``Input Dims``, ``Input type``, ``Input Strides``, ``Concrete Inputs``
     (record_shapes) and torch's own ``flops`` estimate (with_flops) are there. ``run``: source_format
     ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation, and the ingest
-    summary of suspicious GPU ops (``flag_counts``, ``warnings``: a negative ``dur`` is flagged ``reversed_time``,
-    as the Nsight Systems reader flags an end before the start).
+    summary of suspicious GPU ops (``flag_counts``, ``warnings``: flagged as the Nsight Systems reader flags them,
+    :func:`_time_flags`; a GPU op without a numeric ``ts`` is kept, ``start_ns`` NULL, flagged ``null_start``).
 
     Raises :class:`InputError` when the file is unreadable, truncated, not JSON, or JSON without ``traceEvents``.
     """

@@ -361,6 +361,39 @@ def test_a_negative_duration_is_flagged(tmp_path: Path) -> None:
     assert res.warnings == ["1 kernel: end before start (flag reversed_time)"]
 
 
+def test_gpu_ops_without_times_are_kept_and_flagged(tmp_path: Path) -> None:
+    """A kernel whose ``ts`` is missing or not a number was dropped without a word ("0 kernels"); it is kept with
+    ``start_ns`` NULL and flagged ``null_start`` (last in kernel order), one without ``dur`` ``null_end``, one
+    before the trace's 0 ``negative_time``: the Nsight Systems reader's flags, with the ingest's warnings."""
+    p = tmp_path / "times.json"
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "no_ts", "pid": 0, "tid": 7, "ts": "abc", "dur": 5, "args": {}},
+        {"ph": "X", "cat": "kernel", "name": "no_dur", "pid": 0, "tid": 7, "ts": 10, "args": {}},
+        {"ph": "X", "cat": "kernel", "name": "early", "pid": 0, "tid": 7, "ts": -2, "dur": 1, "args": {}},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "dur": 1, "args": {"bytes": 8}},
+    ]  # fmt: skip
+    p.write_text(json.dumps({"traceEvents": events}))
+    out = tt.read(p, run_id="x")
+    assert out["kernels"].select(["name", "start_ns", "end_ns", "duration_ns", "flags"]).to_pylist() == [
+        {
+            "name": "early",
+            "start_ns": -2000,
+            "end_ns": -1000,
+            "duration_ns": 1000.0,
+            "flags": ["negative_time"],
+        },
+        {"name": "no_dur", "start_ns": 10000, "end_ns": None, "duration_ns": None, "flags": ["null_end"]},
+        {"name": "no_ts", "start_ns": None, "end_ns": None, "duration_ns": 5000.0, "flags": ["null_start"]},
+    ]
+    assert out["memops"].column("flags").to_pylist() == [["null_start"]]
+    assert out["run"]["warnings"] == [
+        "1 kernel: no start time (flag null_start)",
+        "1 kernel: no end time (duration unknown) (flag null_end)",
+        "1 kernel: negative timestamp (flag negative_time)",
+        "1 memcpy/memset: no start time (flag null_start)",
+    ]
+
+
 def test_json_that_is_not_a_trace(tmp_path: Path) -> None:
     p = tmp_path / "config.json"
     p.write_text('{"model": "bert", "batch": 8}')
