@@ -9,7 +9,8 @@ each with ``gflops`` and ``gbytes`` lists of ``[name, value]`` pairs and their `
   FLOP/s and byte/s.
 - Memory levels: free text mapped to rooflake's levels (``L1``, ``L2``, ``DRAM``; ``HBM``/``GDDR``/``DDR`` are the
   device memory, ``DRAM``); levels rooflake has no name for (``L3``, ``MCDRAM``) keep their own upper-case name.
-  A second entry that maps to a level already taken keeps its own name (KNL: ``DRAM`` and ``MCDRAM``).
+  A second entry that maps to a level already taken keeps its own name (KNL: ``DRAM`` and ``MCDRAM``); a name
+  taken too (``L1`` listed twice) gets ``_`` appended (``L1_``), as a FLOP name does.
 - FLOP labels: ``FP64 GFLOPs``, ``FP32 GFLOPs``, ... name the precision; ERT 1.1.0 writes only ``GFLOPs``: its
   kernels compute in ``double`` (``Drivers/driver1.c`` allocates ``double`` buffers), so the precision is FP64
   unless the config's ``ERT_PRECISION`` names another. Several entries of one precision (``FP64 Vector GFLOPs
@@ -178,12 +179,17 @@ def _entries(path: Path, where: str, data: Any) -> list[tuple[str, float]]:
 
 
 def _level_names(entries: list[tuple[str, float]]) -> list[str]:
-    """rooflake level of each ERT memory entry; a level already taken keeps the entry's own name."""
+    """rooflake level of each ERT memory entry; a level already taken keeps the entry's own name, and a name
+    taken too (a level listed twice) gets ``_`` appended until it is not, as :func:`_flop_names` does: one ceiling
+    per name in a run, each entry kept."""
     out: list[str] = []
     for text, _ in entries:
         own = re.sub(r"\W+", "_", text.strip().upper()).strip("_") or "MEMORY"
         level = LEVELS.get(own, own)
-        out.append(own if level in out else level)
+        name = own if level in out else level
+        while name in out:
+            name += "_"
+        out.append(name)
     return out
 
 

@@ -93,7 +93,7 @@ def test_ert_1_1_0_single_gflops_entry_is_fp64() -> None:
 def test_free_text_levels_spec_entries_and_precisions(tmp_path: Path) -> None:
     doc = {
         "empirical": {
-            "gbytes": {"data": [["MCDRAM", 450.5], ["DRAM", 90.0], ["HBM", 1.0], ["L1 ", 10.0]]},
+            "gbytes": {"data": [["MCDRAM", 450.5], ["DRAM", 90.0], ["HBM", 1.0], ["L1 ", 10.0], ["L1", 12.0]]},
             "gflops": {"data": [["FP32 GFLOPs", 20.0], ["SP GFLOPs no FMA", 10.0]]},
             "metadata": {"ERT_VERSION": "1.1.0", "CONFIG": {"ERT_PRECISION": ["FP32"]}},
         },
@@ -108,6 +108,7 @@ def test_free_text_levels_spec_entries_and_precisions(tmp_path: Path) -> None:
         ("ert", "DRAM", "DRAM"): 90e9,
         ("ert", "HBM", "HBM"): 1e9,  # DRAM is taken by the entry before it: keeps its own name
         ("ert", "L1", "L1 "): 10e9,
+        ("ert", "L1_", "L1"): 12e9,  # L1 listed twice: two L1 ceilings in one run before
         ("ert", "FP32", "FP32 GFLOPs"): 20e9,
         ("ert", "FP32_NO_FMA", "SP GFLOPs no FMA"): 10e9,
         ("ert-spec", "DRAM", "HBM"): 900e9,
