@@ -303,7 +303,8 @@ def parse_value(text: str, unit: str) -> tuple[str, str, float | None, str | Non
     """(unit, kind, value_double, value_string, value_uint64) of one printed CSV value, in base units.
 
     Thousands separators are dropped; ``n/a``/empty give kind ``unknown``; integers kind ``uint64`` (exact, when
-    non-negative and unscaled), decimals ``double``; anything else ``string``.
+    non-negative and unscaled), decimals and negative integers ``double`` (no uint64 holds them); anything else
+    ``string``.
     """
     t = text.strip()
     if t in _MISSING:
@@ -313,9 +314,9 @@ def parse_value(text: str, unit: str) -> tuple[str, str, float | None, str | Non
     if not _NUM_RE.match(t):
         return unit, "string", None, text, None
     base, factor = to_base_unit(unit)
-    if _INT_RE.match(t) and factor == 1:
+    if _INT_RE.match(t) and factor == 1 and not t.startswith("-"):
         n = int(t)
-        return base, "uint64", float(n), None, n if n >= 0 else None
+        return base, "uint64", float(n), None, n
     return base, "double", float(t) * factor, None, None
 
 

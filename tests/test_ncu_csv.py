@@ -184,3 +184,19 @@ def test_rl_ingest_a_csv_export(tmp_path: Path) -> None:
     con = queries.connect(Store(store))
     assert con.execute("SELECT source_format, n_kernels FROM runs").fetchall() == [("ncu-csv", 8)]
     assert con.execute("SELECT sum(flops_fp64) FROM kernels").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "expected"),
+    [
+        ("1,024", "byte", ("byte", "uint64", 1024.0, None, 1024)),
+        # a negative integer was kind uint64 with no uint64 value: a double now, as exact as the text
+        ("-1", "nsecond", ("nsecond", "double", -1.0, None, None)),
+        ("-3", "usecond", ("nsecond", "double", -3000.0, None, None)),
+        ("2.5", "Kbyte", ("byte", "double", 2500.0, None, None)),
+        ("n/a", "byte", ("byte", "unknown", None, None, None)),
+        ("fast", "", ("", "string", None, "fast", None)),
+    ],
+)
+def test_parse_value(text: str, unit: str, expected: tuple) -> None:
+    assert ncu_csv.parse_value(text, unit) == expected
