@@ -93,7 +93,9 @@ def test_ert_1_1_0_single_gflops_entry_is_fp64() -> None:
 def test_free_text_levels_spec_entries_and_precisions(tmp_path: Path) -> None:
     doc = {
         "empirical": {
-            "gbytes": {"data": [["MCDRAM", 450.5], ["DRAM", 90.0], ["HBM", 1.0], ["L1 ", 10.0], ["L1", 12.0]]},
+            "gbytes": {
+                "data": [["MCDRAM", 450.5], ["DRAM", 90.0], ["HBM", 1.0], ["L1 ", 10.0], ["L1", 12.0]]
+            },
             "gflops": {"data": [["FP32 GFLOPs", 20.0], ["SP GFLOPs no FMA", 10.0]]},
             "metadata": {"ERT_VERSION": "1.1.0", "CONFIG": {"ERT_PRECISION": ["FP32"]}},
         },

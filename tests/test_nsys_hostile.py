@@ -396,7 +396,9 @@ def test_a_gpu_row_held_twice(tmp_path: Path) -> None:
     con = queries.connect(Store(store))
     assert con.execute("SELECT count(*), count(DISTINCT kernel_id) FROM kernels").fetchone() == (2, 2)
     before = _store_listing(store)
-    with pytest.raises(InputError, match=r"other\.sqlite: TARGET_INFO_GPU holds id 0 in 2 rows with 2 different"):
+    with pytest.raises(
+        InputError, match=r"other\.sqlite: TARGET_INFO_GPU holds id 0 in 2 rows with 2 different"
+    ):
         ingest_file(tmp_path / "other.sqlite", store)
     assert _store_listing(store) == before
 

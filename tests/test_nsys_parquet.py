@@ -272,7 +272,9 @@ def test_stringids_held_twice_in_a_folder(folders: dict[str, Path], tmp_path: Pa
             extra = extra.set_column(1, "value", pa.array(["another text"], extra.schema.field(1).type))
         pq.write_table(pa.concat_tables([t, t if not other else extra]), strings)
         if other:
-            with pytest.raises(InputError, match=r"other: StringIds holds id \d+ in 2 rows with 2 different values"):
+            with pytest.raises(
+                InputError, match=r"other: StringIds holds id \d+ in 2 rows with 2 different values"
+            ):
                 read(folder, run_id="r")
         else:
             kernels = read(folder, run_id="r")["kernels"]
