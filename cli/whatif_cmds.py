@@ -50,9 +50,14 @@ def whatif(
     t = w.total
     changed = ", ".join(f"{k}×{v:g}" for k, v in w.scales.items() if v != 1) or "nothing scaled"
     if on_terminal(fmt, out):
+        # (no kernel modelled: no T_min without counters and roofs, every prediction is the measured time)
+        modelled = any(w.kernels.column("modelled").to_pylist())
+        how = (
+            "modelled" if modelled else "nothing modelled: no kernel has the counters and roofs a T_min needs"
+        )
         typer.echo(
             f"run {w.run_id}: {changed}: {t['duration_ns'] / 1e6:.3f} ms measured → {t['predicted_ns'] / 1e6:.3f} ms "
-            f"predicted (×{t['speedup']:.2f}; modelled, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
+            f"predicted (×{t['speedup']:.2f}; {how}, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
             f"{roofs_note(w.ceilings, ceilings)})"
         )
     emit(w.layers if by == "layer" else w.kernels, fmt, out)

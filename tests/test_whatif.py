@@ -126,3 +126,22 @@ def test_rl_whatif(store: Store) -> None:
         app, ["whatif", RUN[:6], "-s", "dram=2", "--launch-overhead", "-5", "--store", str(store.root)]
     )
     assert bad.exit_code == 2 and bad.output.startswith("Error: --launch-overhead"), bad.output
+
+
+def test_a_run_without_kernels_or_counters(tmp_path: Path) -> None:
+    """A run with no kernel (an nsys export without CUDA trace, an ERT or estimate run) ended in an Arrow traceback
+    (take of an empty list); it is one Error line. A run whose kernels have no counters predicts its measured time,
+    and the headline says nothing was modelled (it said "modelled")."""
+    tiny_run(tmp_path, "c" * 16, [], [])
+    bare = [{"kernel_id": 0, "name": "k", "short_name": "k", "duration_ns": 5e6, "device_id": 0}]
+    tiny_run(tmp_path, "d" * 16, bare, [])
+    res = CliRunner().invoke(app, ["whatif", "c", "-s", "dram=2", "--store", str(tmp_path)])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == f"Error: run {'c' * 16} has no GPU kernels: a what-if scales kernel times (an nsys export " \
+        "without CUDA trace, an ERT or estimate run has none)\n"  # fmt: skip
+    res = CliRunner().invoke(app, ["whatif", "d", "-s", "dram=2", "--store", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert (
+        "5.000 ms measured → 5.000 ms predicted (×1.00; nothing modelled: no kernel has the counters"
+        in res.stdout
+    )

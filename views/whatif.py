@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import BadArgument, UsageError
+from rooflake.schema import BadArgument, RooflineDataError, UsageError
 from rooflake.views.ceilings import run_roofs
 from rooflake.views.time_roofline import LaunchOverhead, launch_overhead
 
@@ -101,7 +101,7 @@ def whatif(
     roofs, and every row names them: ``ceilings_source``, ``ceilings_machine``, ``bound_ceiling``; ``all`` overlays
     sources on a chart and predicts nothing more, so it is refused). Returns :class:`WhatIf`. Raises
     :class:`RunNotFoundError`, :class:`UsageError` (bad t_o, depth or ``ceilings``), :class:`RooflineDataError` (the
-    source has no ceiling of the run's machine), :class:`QueryError`."""
+    source has no ceiling of the run's machine, or the run no kernel), :class:`QueryError`."""
     if depth < 1:
         raise UsageError(f"depth must be ≥ 1, got {depth}")
     if ceilings == "all":
@@ -115,11 +115,19 @@ def whatif(
     params: dict[str, Any] = {"run_id": run_id, "launch_overhead_ns": overhead.value_ns, "depth": depth}
     params |= {"ceilings_source": roofs.source, "ceilings_machine": roofs_machine(roofs.rows)}
     params |= {f"scale_{k}": float(v) for k, v in scales.items()}
+    import pyarrow as pa
+
     rows = fetch(connect(store), "whatif", params, tables=roofs.tables, what=f"what-if of run {run_id}")
     grain = rows.column("grain").to_pylist()
     total: dict[str, Any] = next((r for r, g in zip(rows.to_pylist(), grain, strict=True) if g == "run"), {})
-    pick = lambda g: rows.take([i for i, x in enumerate(grain) if x == g])  # noqa: E731
+    # (typed positions: an empty Python list is an Arrow null array, which take refuses)
+    pick = lambda g: rows.take(pa.array([i for i, x in enumerate(grain) if x == g], pa.int64()))  # noqa: E731
     kernels = pick("kernel")
+    if not kernels.num_rows:
+        raise RooflineDataError(
+            f"run {run_id} has no GPU kernels: a what-if scales kernel times (an nsys export without CUDA trace, an "
+            "ERT or estimate run has none)"
+        )
     return WhatIf(
         run_id, dict(scales), depth, overhead, rows, total, pick("layer"), kernels, roofs.rows, ceilings
     )
