@@ -22,7 +22,7 @@
 --   base_share             share of the base run's GPU time
 --   new_share              share of the new run's GPU time
 WITH l AS (
-    SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches) AS n, sum(flops) AS f,
+    SELECT run_id, layer, sum(gpu_time_ns) AS t, sum(launches)::BIGINT AS n, sum(flops) AS f,
            sum(counted_time_ns) AS ct, sum(bytes_dram) AS q, sum(bytes_l1) AS q1, sum(bytes_l2) AS q2
     FROM (
         SELECT * FROM layer_summary WHERE run_id = $base_run

@@ -53,7 +53,7 @@ e AS (
         count(*) AS ops,
         sum(flops) AS flops_analytic,
         sum(bytes_dram) AS bytes_dram_modelled,
-        sum(bytes_compulsory) AS bytes_compulsory,
+        sum(bytes_compulsory)::BIGINT AS bytes_compulsory,
         sum(bytes_l2) AS bytes_l2_modelled
     FROM e0
     GROUP BY ALL

@@ -86,7 +86,7 @@ j AS (
         t.inclusive_ns / s.steps AS time_ns,
         sum(t.flops) AS flops,
         count(*) FILTER (WHERE t.op_path IS NOT NULL AND t.flops IS NULL) AS ops_without_flops,
-        sum(t.bytes_compulsory) AS bytes
+        sum(t.bytes_compulsory)::BIGINT AS bytes
     FROM te AS t
     JOIN steps AS s ON s.domain = t.domain AND s.phase = t.phase
     GROUP BY ALL

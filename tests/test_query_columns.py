@@ -185,3 +185,14 @@ def test_the_check_can_fail() -> None:
     assert q.parameters == ("a", "b", "c") and q.defaults == {"b": "1", "c": "'x'"}
     with pytest.raises(QueryError, match="not a \\$name"):
         queries.runner.parse("q", "-- q: x\n-- Parameters: a.\nSELECT 1", public=True)
+
+
+@pytest.mark.parametrize("name", queries.all_names())
+def test_no_column_is_a_decimal(con: Any, name: str) -> None:
+    """DuckDB's sum of integers is a HUGEINT, an Arrow decimal128 that `rl … -f json` writes as a string
+    (compare's layer launches were "4"): every count a query returns is cast back to an integer."""
+    q = queries.query(name)
+    params = {p: PARAMS[p] for p in q.parameters if p in PARAMS}
+    got = queries.fetch(con, name, params, tables=_given(con, name))
+    decimals = [f.name for f in got.schema if pa.types.is_decimal(f.type)]
+    assert not decimals, f"{name}.sql returns {decimals} as decimals"

@@ -96,7 +96,7 @@ best_domains AS (
     SELECT domain FROM domain_match WHERE share = (SELECT max(share) FROM domain_match)
 ),
 gpu AS (
-    SELECT layer, sum(launches) AS launches, sum(kernel_time_ns) AS kernel_time_ns
+    SELECT layer, sum(launches)::BIGINT AS launches, sum(kernel_time_ns) AS kernel_time_ns
     FROM layer_summary
     WHERE run_id = $run_id AND depth = $depth AND $timed_by = 'kernels'
     GROUP BY layer

@@ -99,7 +99,7 @@ SELECT
         WHEN l1_time_ns = t_min_ns THEN 'L1'
         ELSE 'launch_overhead'
     END AS bound,
-    1.0 AS bound_share,
+    1.0::DOUBLE AS bound_share,
     list_filter([
         CASE WHEN flops > 0 AND compute_time_ns IS NULL THEN 'compute' END,
         CASE WHEN bytes_l1 IS NOT NULL AND l1_time_ns IS NULL THEN 'L1' END,
