@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import Enum
 from typing import Annotated, Any
 
@@ -77,7 +78,7 @@ def ingest(
         )
     results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
     failed = 0
-    if len(files) > 1:
+    if len(files) > 1 and sys.stderr.isatty():  # (elsewhere the bar drew nothing but an empty line on stderr)
         from rich.console import Console
         from rich.progress import Progress
 
@@ -98,6 +99,8 @@ def _print_result(r: Any, as_json: bool) -> int:
 
     if r.status == "error":
         err(r.error)
+        if as_json:  # one object per file, a failed one too (its "error" holds the message)
+            typer.echo(json.dumps(r.as_dict()))
         return 1
     if as_json:
         line = json.dumps(r.as_dict())

@@ -297,3 +297,27 @@ def test_an_export_named_with_uri_characters_is_read_as_named(tmp_path: Path) ->
     assert code == 0, err
     assert f"{len(KERNELS)} kernels" in out
     assert (tmp_path / "run").stat().st_size > 0 and not (tmp_path / "run#2").exists()
+
+
+def test_ingest_json_has_an_object_for_a_failed_file(tmp_path: Path) -> None:
+    """`rl ingest A B --json`, B not a report: one JSON object per file (B's with its error: there was none), the one
+    Error line on stderr and nothing else (a progress bar drawn off a terminal left an empty line there)."""
+    import json
+    import subprocess
+    import sys
+
+    good = FIXTURES / "ncu" / "armleth__cuda-mlp-inference__report.ncu-rep"
+    bad = tmp_path / "rand.ncu-rep"
+    bad.write_bytes(random.Random(1).randbytes(4000))
+    rl = Path(sys.executable).with_name("rl")
+    done = subprocess.run(
+        [str(rl), "ingest", str(good), str(bad), "--json", "--store", str(tmp_path / "s")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1
+    objects = {
+        o["status"]: o for o in map(json.loads, done.stdout.splitlines())
+    }  # (in the order they finish)
+    assert sorted(objects) == ["error", "ingested"] and objects["ingested"]["error"] is None
+    assert objects["error"]["path"] == str(bad) and objects["error"]["error"] in done.stderr
+    assert done.stderr.startswith("Error: ") and done.stderr.count("\n") == 1, done.stderr
