@@ -121,21 +121,33 @@ def _print_result(r: Any, as_json: bool) -> int:
     return 0
 
 
+class PrintFmt(str, Enum):
+    """The formats of a command that prints (``rl runs``: no Parquet to stdout, no ``--out``)."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
 @app.command()
 @guard
 def runs(
     store: StoreOpt = None,
-    fmt: FmtOpt = Fmt.table,
+    fmt: Annotated[
+        PrintFmt,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format (for Parquet: rl sql 'SELECT * FROM runs' -f parquet -o FILE).",
+        ),
+    ] = PrintFmt.table,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
     from rooflake.store import Store
     from rooflake.views.runs import run_list
 
-    if fmt is Fmt.parquet:
-        raise typer.BadParameter(
-            "rl runs prints; for Parquet use rl sql 'SELECT * FROM runs' -f parquet -o FILE"
-        )
-    emit(run_list(Store(store), as_rows=fmt is Fmt.table), fmt, None)  # a table: no pyarrow
+    out = Fmt(fmt.value)
+    emit(run_list(Store(store), as_rows=out is Fmt.table), out, None)  # a table: no pyarrow
 
 
 SQL_HELP = "\n\n".join(
