@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflake.instrument.traffic import GpuSpec
-from rooflake.schema import UsageError
+from rooflake.schema import BadArgument, UsageError
 from rooflake.schema import datasheets as ds
 
 INPUT_SPEC = re.compile(r"^(?P<shape>\d+(?:[x,]\d+)*)(?::(?P<dtype>[a-z0-9_]+))?$")
@@ -71,17 +71,18 @@ def build_model(spec: str) -> Any:
 
 def parse_input(spec: str) -> Any:
     """A meta tensor from ``1x3x224x224[:dtype]`` (dtype a torch name: float32, bfloat16, int64...; default
-    float32). Raises :class:`UsageError` for a malformed spec or an unknown dtype."""
+    float32). Raises :class:`BadArgument` (a :class:`UsageError`: exit 2) for a malformed spec or an unknown
+    dtype."""
     import torch
 
     m = INPUT_SPEC.match(spec.strip())
     if not m:
-        raise UsageError(
+        raise BadArgument(
             f"--input {spec!r}: expected a shape like 1x3x224x224, optionally :dtype (e.g. :float16)"
         )
     dtype = getattr(torch, m["dtype"] or "float32", None)
     if not isinstance(dtype, torch.dtype):
-        raise UsageError(f"--input {spec!r}: unknown dtype {m['dtype']!r}")
+        raise BadArgument(f"--input {spec!r}: unknown dtype {m['dtype']!r}")
     shape = [int(d) for d in re.split("[x,]", m["shape"])]
     return torch.empty(shape, dtype=dtype, device="meta")
 
@@ -123,7 +124,7 @@ def estimate_spec(
     if dtype is not None:
         cast = getattr(torch, dtype, None)
         if not isinstance(cast, torch.dtype):
-            raise UsageError(f"--dtype {dtype!r}: not a torch dtype (float32, float16, bfloat16, ...)")
+            raise BadArgument(f"--dtype {dtype!r}: not a torch dtype (float32, float16, bfloat16, ...)")
     spec, gpu_key = gpu_spec(gpu) if gpu else (None, None)
     model = build_model(factory)
     example = tuple(parse_input(s) for s in inputs)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from rooflake import queries
 from rooflake.cli import app
 from rooflake.pipeline import ingest_paths
-from rooflake.schema import RUNS, RooflineDataError, UsageError
+from rooflake.schema import RUNS, BadArgument, RooflineDataError, UsageError
 from rooflake.store import Store
 from rooflake.views.ceilings import machine_ceilings
 
@@ -103,7 +103,7 @@ def test_gpu_option_gathers_report_runs_of_that_gpu(fixture_store: Path) -> None
     assert result.machine["run_id"] is None
     with pytest.raises(UsageError, match="A100 PCIe 40GB, A100 PCIe 80GB, A100 SXM4 40GB, A100 SXM4 80GB"):
         machine_ceilings(Store(fixture_store), gpu="A100")
-    with pytest.raises(UsageError, match="not both"):
+    with pytest.raises(BadArgument, match="not both"):  # a usage error: `rl ceilings RUN --gpu X` exits 2
         machine_ceilings(Store(fixture_store), "abc", gpu="A100")
 
 

@@ -179,13 +179,24 @@ def test_rl_estimate_bad_input_is_one_error_line(tmp_path) -> None:  # type: ign
 
     from rooflake.cli import app
 
-    for args, msg in [
-        (["estimate", "no_such_module:f", "--input", "1x3"], "cannot import"),
-        (["estimate", "torch_models:resnet50", "--input", "1x3x224x224:float99"], "unknown dtype"),
-        (["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "Z9000"], "matches 0 GPUs"),
+    for args, msg, code in [
+        (["estimate", "no_such_module:f", "--input", "1x3"], "cannot import", 1),
+        # a bad value of an option: exit 2, as click's own checks (it was 1)
+        (["estimate", "torch_models:resnet50", "--input", "1x3x224x224:float99"], "unknown dtype", 2),
+        (["estimate", "torch_models:resnet50", "--input", "1x3xZ"], "expected a shape like", 2),
+        (
+            ["estimate", "torch_models:resnet50", "--input", "1x3x8x8", "--dtype", "foo"],
+            "not a torch dtype",
+            2,
+        ),
+        (
+            ["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "Z9000"],
+            "matches 0 GPUs",
+            1,
+        ),
     ]:
         res = CliRunner().invoke(app, [*args, "--store", str(tmp_path / "s")])
-        assert res.exit_code == 1, res.output
+        assert res.exit_code == code, res.output
         lines = [line for line in res.output.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("Error: ") and msg in lines[0], res.output
     assert not (tmp_path / "s").exists()

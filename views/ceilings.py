@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import RooflineDataError, UsageError
+from rooflake.schema import BadArgument, RooflineDataError, UsageError
 from rooflake.schema import datasheets as ds
 
 # --ceilings choices -> ceilings.source values; 'default' tries these in order (DESIGN: the report's own where it
@@ -74,7 +74,7 @@ def machine_ceilings(store: Any, run_id: str | None = None, gpu: str | None = No
     knows any ceiling of the machine (the message says how to add one).
     """
     if run_id is not None and gpu is not None:
-        raise UsageError("give a run or --gpu, not both")
+        raise BadArgument("give a run or --gpu, not both")
     con = connect(store)
     machine = _by_gpu(con, gpu) if gpu is not None else _by_run(con, store.resolve(run_id))
     rows = _machine_rows(con, machine)
