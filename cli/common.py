@@ -164,6 +164,16 @@ def need_out(fmt: Fmt, out: Path | None) -> None:
         raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
 
 
+def existing_store(s: Any) -> None:
+    """Refuse a local store folder that does not exist (a mistyped --store looked like a healthy empty store to
+    ``rl doctor``, and ``rl compact`` created it): :class:`rooflake.schema.StoreError`, one ``Error:`` line. A store
+    on object storage has no folder to look for."""
+    from rooflake.schema import StoreError
+
+    if s.url is None and not Path(str(s.root)).is_dir():
+        raise StoreError(f"{s.root}: no store there (no such folder; check --store or $RL_STORE)")
+
+
 class By(str, Enum):
     kernel = "kernel"
     layer = "layer"

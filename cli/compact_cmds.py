@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rooflake.cli.common import StoreOpt, app, guard
+from rooflake.cli.common import StoreOpt, app, existing_store, guard
 
 
 @app.command()
@@ -26,9 +26,11 @@ def compact(store: StoreOpt = None) -> None:
     from rooflake.store.compact import compact as compact_store
 
     s = Store(store)
+    existing_store(s)
     r = compact_store(s.url if s.url is not None else Path(str(s.root)))
     typer.echo(
         f"store {s.root}: {r.runs} runs compacted ({r.written} written now, {r.merged} generations merged, "
         f"{r.segments} in all), {r.partitions_removed} partitions removed, "
-        f"{r.files_before} -> {r.files_after} Parquet files (generation {r.generation})"
+        f"{r.files_before} -> {r.files_after} Parquet files "
+        + (f"(generation {r.generation})" if r.generation else "(nothing to compact: no generation written)")
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, err, guard, need_out
+from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, err, existing_store, guard, need_out
 
 
 @app.command()
@@ -21,6 +21,7 @@ def doctor(store: StoreOpt = None, fmt: FmtOpt = Fmt.table, out: OutOpt = None) 
 
     need_out(fmt, out)
     s = Store(store)
+    existing_store(s)
     problems = s.doctor()
     if problems.num_rows == 0:
         typer.echo(f"store {s.root}: {len(s.run_ids())} runs, every file reads whole")

@@ -323,3 +323,13 @@ def test_ingest_json_has_an_object_for_a_failed_file(tmp_path: Path) -> None:
     assert sorted(objects) == ["error", "ingested"] and objects["ingested"]["error"] is None
     assert objects["error"]["path"] == str(bad) and objects["error"]["error"] in done.stderr
     assert done.stderr.startswith("Error: ") and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize("command", ["doctor", "compact"])
+def test_a_mistyped_store_is_refused(tmp_path: Path, command: str) -> None:
+    """`rl doctor --store TYPO` said "0 runs, every file reads whole" and `rl compact` created the folder; both are
+    one Error line now, and nothing is created."""
+    typo = tmp_path / "no-such-store"
+    code, _, err = run(command, "--store", str(typo))
+    assert_one_error(code, err, str(typo), "no store there")
+    assert not typo.exists()
