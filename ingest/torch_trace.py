@@ -234,9 +234,8 @@ def _events(doc: dict[str, Any]) -> _Events:
             out.flows[(ev.get("pid"), ev.get("tid"), ev.get("ts"))] = ev["id"]
         if ph != "X":
             continue
-        if (
-            cat in _KERNEL
-        ):  # (kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
+        # (a GPU op is kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
+        if cat in _KERNEL:
             out.gpu.append(("kernel", ev))
         elif cat in _MEMCPY or cat in _MEMSET:
             out.gpu.append(("memcpy" if cat in _MEMCPY else "memset", ev))

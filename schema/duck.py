@@ -402,12 +402,13 @@ class DuckTable:
             return fetch_arrow(self.con, self.select).cast(self.schema)
 
     def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
-        """Write the rows to ``path`` (zstd level 1, as pyarrow writes the store's other files; :data:`ROW_GROUP_ROWS`
-        rows per group) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``, as pyarrow writes it,
-        so Arrow readers see the units and descriptions), every column OPTIONAL (nullable, as the store's schemas declare every field and pyarrow
-        writes them, whatever the rows hold). Statistics are DuckDB's, also on float columns: the readers that use
-        this class hold no NaN (see ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file
-        cannot be written, ``duckdb.Error`` when the query fails."""
+        """Write the rows to ``path`` (zstd level 1, as pyarrow writes the store's other files;
+        :data:`ROW_GROUP_ROWS` rows per group) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``,
+        as pyarrow writes it, so Arrow readers see the units and descriptions), every column OPTIONAL (nullable, as
+        the store's schemas declare every field and pyarrow writes them, whatever the rows hold). Statistics are
+        DuckDB's, also on float columns: the readers that use this class hold no NaN (see
+        ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file cannot be written,
+        ``duckdb.Error`` when the query fails."""
         import duckdb
 
         kv = {k.decode(): v.decode() for k, v in metadata.items()}
