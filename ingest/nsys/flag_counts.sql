@@ -2,7 +2,8 @@
 -- nsys_sqlite: the ingest summary's counts and warnings; op_flags from launches.sql, range_flags from ranges.sql).
 -- Columns:
 --   table_name   kernels | memops | ranges
---   flag         null_start | null_end (GPU operations) | reversed_time | negative_time | duplicate_correlation_id | duplicate_launch_call
+--   flag         null_start | null_end (GPU operations) | reversed_time | negative_time |
+--                  duplicate_correlation_id | duplicate_launch_call
 --   n            rows with that flag
 SELECT table_name, flag, count(*) AS n
 FROM (

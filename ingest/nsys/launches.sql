@@ -40,9 +40,10 @@ FROM (
 ) AS o
 LEFT JOIN api1 AS a USING (process_id, correlation_id);
 
--- operations whose source rows look wrong, with their flags in a fixed order: no start, no end, end before start, a negative
--- timestamp, a correlation id shared with another operation of the process (not counting operations replayed from a
--- CUDA graph: a graph's nodes carry the correlation id of its launch), several launch calls with its correlation id
+-- operations whose source rows look wrong, with their flags in a fixed order: no start, no end, end before start, a
+-- negative timestamp, a correlation id shared with another operation of the process (not counting operations
+-- replayed from a CUDA graph: a graph's nodes carry the correlation id of its launch), several launch calls with its
+-- correlation id
 CREATE TEMP TABLE op_flags AS
 WITH dup AS (
     SELECT process_id, correlation_id FROM ops WHERE graph_node_id IS NULL GROUP BY ALL HAVING count(*) > 1
