@@ -202,6 +202,22 @@ def test_tensorrt_domain_and_text_ids(nsys_store: Path) -> None:
     assert paths == [(36,)]
 
 
+def test_layers_of_one_device_show_its_coverage(nsys_store: Path) -> None:
+    """`rl layers RUN --device 1` of the two-GPU export: its coverage lines are device 1's (device 0's were
+    printed too), and its shares are of device 1's ops."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    run = _run(
+        queries.connect(Store(nsys_store)), NSYS / "GindaChen__nsys-ai__tests__fixtures__h100_2gpu_1s.sqlite"
+    )
+    res = CliRunner().invoke(app, ["layers", run, "--device", "1", "--store", str(nsys_store)])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.stdout.splitlines() if line.startswith("device ")]
+    assert lines and all(line.startswith("device 1: ") for line in lines), lines
+
+
 def test_two_gpus_keep_their_device(nsys_store: Path) -> None:
     con = queries.connect(Store(nsys_store))
     run = _run(con, NSYS / "GindaChen__nsys-ai__tests__fixtures__h100_2gpu_1s.sqlite")

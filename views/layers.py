@@ -47,7 +47,8 @@ class Layers:
       kernel_time_ns, share_of_gpu_time, nan_durations, flops_* and flops (FLOP), bytes_* (byte), ai_* (FLOP/byte),
       launches_with_counters, counted_time_ns (ns), flops_per_s (FLOP/s), counters_complete) of the layers kept.
     - ``coverage``: run_id, device_id, attribution, ops, gpu_time_ns (ns), share_of_ops, share_of_gpu_time: how
-      the run's kernels and memops were attributed to NVTX ranges (step ``coverage_summary``).
+      the run's kernels and memops were attributed to NVTX ranges (step ``coverage_summary``; of ``device`` only,
+      when given).
     - ``matched``: the :class:`RunMatch` whose ncu counters the nsys kernels took, or None.
     - ``estimates``: with ``with_run`` an ``rl estimate`` run (source_format torch-model), the
       ``estimate_vs_measured`` rows per layer (measured vs analytic FLOPs and modelled bytes, ratios, gaps); for a
@@ -114,6 +115,10 @@ def layers(
         what=f"layers of run {run_id}",
     )
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+    if device is not None:  # (the layers are of that device: so is their coverage)
+        import pyarrow.compute as pc
+
+        coverage = coverage.filter(pc.equal(coverage["device_id"], device))
     return Layers(run_id, table, coverage, matched)
 
 
