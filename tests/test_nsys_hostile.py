@@ -19,6 +19,8 @@ from rooflake.pipeline import ingest_file
 from rooflake.schema import InputError
 from rooflake.store import Store
 
+from _support import snapshot
+
 
 def _export(path: Path, *sql: str, params: list[tuple] | None = None) -> Path:
     """The tiny export of test_attribution at ``path``, then ``sql`` run on it."""
@@ -321,10 +323,6 @@ def test_a_real_or_text_that_is_no_int64_is_refused(
     assert "\n" not in str(e.value) and f"column {column} of NVTX_EVENTS holds {kind} values" in str(e.value)
 
 
-def _store_listing(root: Path) -> list[tuple[str, int]]:
-    return sorted((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
-
-
 # StringIds rebuilt without its primary key (an export's id is one), every row then held twice
 _STRINGS_TWICE = (
     "CREATE TABLE s2 AS SELECT * FROM StringIds",
@@ -360,7 +358,7 @@ def test_an_id_with_two_texts_is_refused(tmp_path: Path) -> None:
     the file, the table and the id; the store unchanged."""
     store = tmp_path / "store"
     ingest_file(_export(tmp_path / "clean.sqlite"), store)
-    before = _store_listing(store)
+    before = snapshot(store)
     bad = _export(
         tmp_path / "two.sqlite",
         *_STRINGS_TWICE[:3],
@@ -370,37 +368,32 @@ def test_an_id_with_two_texts_is_refused(tmp_path: Path) -> None:
         ingest_file(bad, store)
     (msg,) = str(e.value).splitlines()
     assert msg.startswith(f"{bad}: StringIds holds id 100 in 2 rows with 2 different values")
-    assert _store_listing(store) == before
+    assert snapshot(store) == before
 
 
 def test_a_gpu_row_held_twice(tmp_path: Path) -> None:
-    """TARGET_INFO_GPU has no primary key: a device's row held twice doubled every kernel of the real mock export
-    (2 kernels stored as 4, their time doubled in `rl layers`); exact copies now count once, and two different rows
-    for one device are refused."""
-    from _support import FIXTURES
-
-    mock = (FIXTURES / "nsys" / "GindaChen__nsys-ai__tests__fixtures__mock.sqlite").read_bytes()
+    """TARGET_INFO_GPU has no primary key: a device's row held twice doubled every kernel joined to it (the mock
+    export's 2 kernels were stored as 4, their time doubled in `rl layers`); exact copies now count once, and two
+    different rows for one device are refused."""
+    gpu = (
+        "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, computeMajor INTEGER, computeMinor INTEGER)",
+        "INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100', 9, 0), (0, 'NVIDIA H100', 9, 0)",
+    )
     store = tmp_path / "store"
-    copy = "INSERT INTO TARGET_INFO_GPU SELECT * FROM TARGET_INFO_GPU"
-    rename = "UPDATE TARGET_INFO_GPU SET name = name || ' B' WHERE rowid = (SELECT max(rowid) FROM TARGET_INFO_GPU)"
-    for name, sql in (("twice", [copy]), ("other", [copy, rename])):
-        path = tmp_path / f"{name}.sqlite"
-        path.write_bytes(mock)
-        db = sqlite3.connect(path)
-        for stmt in sql:
-            db.execute(stmt)
-        db.commit()
-        db.close()
-    res = ingest_file(tmp_path / "twice.sqlite", store)
-    assert (res.status, res.kernels) == ("ingested", 2)
+    res = ingest_file(_export(tmp_path / "twice.sqlite", *gpu), store)
+    assert (res.status, res.kernels, res.gpu_name) == ("ingested", len(KERNELS), "NVIDIA H100")
     con = queries.connect(Store(store))
-    assert con.execute("SELECT count(*), count(DISTINCT kernel_id) FROM kernels").fetchone() == (2, 2)
-    before = _store_listing(store)
+    assert con.execute("SELECT count(*), count(DISTINCT kernel_id) FROM kernels").fetchone() == (
+        len(KERNELS),
+        len(KERNELS),
+    )
+    before = snapshot(store)
+    other = _export(tmp_path / "other.sqlite", *gpu, "UPDATE TARGET_INFO_GPU SET name = 'B' WHERE rowid = 2")
     with pytest.raises(
         InputError, match=r"other\.sqlite: TARGET_INFO_GPU holds id 0 in 2 rows with 2 different"
     ):
-        ingest_file(tmp_path / "other.sqlite", store)
-    assert _store_listing(store) == before
+        ingest_file(other, store)
+    assert snapshot(store) == before
 
 
 def test_operations_without_an_end(tmp_path: Path) -> None:
