@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from rooflake.render.files import write_file
-from rooflake.render.formats import char_escape
+from rooflake.render.formats import BIDI, char_escape
 from rooflake.schema import UsageError
 from rooflake.schema.duck import TIMESTAMPTZ, Rows
 
@@ -32,7 +32,7 @@ __all__ = ["format_float", "printable", "render_markdown", "render_rows", "rende
 
 # C0 controls (TAB, LF and CR too: one row, one line), DEL, C1 controls (0x9b is CSI on some terminals), the line
 # and paragraph separators, and the bidirectional controls that can reorder what a terminal shows
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 
 
 def printable(text: str) -> str:

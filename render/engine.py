@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from rooflake.render.formats import char_escape
+from rooflake.render.formats import NOT_XML, char_escape
 
 __all__ = [
     "bundle_cache",
@@ -80,7 +80,7 @@ _JSON_NOT_XML = re.compile(
     r"\\u(?:00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F])|[dD][89a-fA-F][0-9a-fA-F]{2}|[fF]{3}[eEfF])"
 )
 _RAW_NOT_XML = re.compile(r"[\ufffe\uffff\ud800-\udfff]")
-_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_NOT_XML = re.compile(f"[{NOT_XML}]")
 
 
 def xml_safe(spec_json: str) -> str:

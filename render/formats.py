@@ -66,10 +66,18 @@ def runs_said(run_ids: set[str]) -> str:
     return f"run {', '.join(sorted(run_ids))}: " if run_ids else ""
 
 
+# character-class bodies (for ``re.compile(f"[{...}]")``) of the characters a report's text is shown without, as
+# :func:`char_escape` writes them: those XML 1.0 cannot hold (the C0 controls but TAB, LF and CR, U+FFFE/U+FFFF,
+# lone surrogates), and the bidirectional controls that reorder what a terminal or page shows
+NOT_XML = r"\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+BIDI = r"\u200e\u200f\u202a-\u202e\u2066-\u2069"
+
+
 def char_escape(match: re.Match[str]) -> str:
     """The escape that shows the one character ``match`` holds as text (``\\x1b``, ``\\u202e``): what terminal
-    tables (:func:`rooflake.cli.output.printable`) and PNG/SVG charts (:func:`rooflake.render.engine.xml_safe`)
-    write for a control character of a kernel name or an NVTX text. Use as ``pattern.sub(char_escape, text)``."""
+    tables (:func:`rooflake.cli.output.printable`), PNG/SVG charts (:func:`rooflake.render.engine.xml_safe`) and
+    HTML pages (:func:`rooflake.render.page.text`) write for a control character of a kernel name or an NVTX text.
+    Use as ``pattern.sub(char_escape, text)``."""
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 

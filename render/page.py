@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from rooflake.render.formats import char_escape
+from rooflake.render.formats import BIDI, NOT_XML, char_escape
 
 __all__ = ["ScriptJSONEncoder", "script_json", "text"]
 
@@ -51,9 +51,7 @@ def script_json(obj: Any) -> str:
 
 
 # the characters :func:`text` writes as escapes (see the module docstring)
-_CONTROL = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]"
-)
+_CONTROL = re.compile(f"[{NOT_XML}\\x7f-\\x9f{BIDI}]")
 
 
 def text(value: Any) -> str:
