@@ -4,7 +4,9 @@
 -- of `estimates` placed on the same NVTX stack: phase, then every prefix of the module path). Executed / algorithmic
 -- FLOPs differ for Winograd/FFT convolutions, Tensor-Core counting conventions or ops a counter misses; measured /
 -- modelled bytes for cache reuse the model does not see. Gaps over 10 % are flagged with their likely cause.
--- Parameters: $run_id, $estimates_run_id, $depth = 2, $domain = 'rooflake'.
+-- $match (a regular expression: DuckDB regexp_matches, a partial match) keeps the layers it matches; $device keeps
+-- the kernels of that CUDA device only (the estimates stay the whole model's). NULL: every layer, every device.
+-- Parameters: $run_id, $estimates_run_id, $depth = 2, $domain = 'rooflake', $match = NULL, $device = NULL.
 -- Columns:
 --   layer                 domain:forward|backward/module/... at NVTX depth $depth (nvtx_layer)
 --   kernels               measured kernel launches under the layer (0: no kernel matched)
@@ -31,7 +33,7 @@ WITH m AS (
         sum(bytes_dram) AS bytes_dram_measured,
         sum(bytes_l2) AS bytes_l2_measured
     FROM kernels
-    WHERE run_id = $run_id AND nvtx_domain = $domain
+    WHERE run_id = $run_id AND nvtx_domain = $domain AND ($device::BIGINT IS NULL OR device_id = $device::BIGINT)
     GROUP BY ALL
 ),
 e0 AS (
@@ -91,4 +93,5 @@ SELECT
         CASE WHEN l2_ratio < 0.9 THEN 'L2: less than modelled (larger tiles or more L1 reuse than assumed)' END
     ], lambda x: x IS NOT NULL) AS gaps
 FROM j
+WHERE $match::VARCHAR IS NULL OR regexp_matches(layer, $match::VARCHAR)
 ORDER BY layer

@@ -201,6 +201,20 @@ def test_wrong_runs_are_one_error_line(cpu_run: dict) -> None:
     assert out.startswith("Error: ") and "no NVTX range at depth 9" in out
     out = rl("roofline", cpu_run["run"], "--with", cpu_run["est"], "--store", store, code=2)
     assert "--with needs --by layer" in out
+    # rl layers refuses the same pairs (it printed an empty table and exited 0)
+    out = rl("layers", cpu_run["est"], "--with", cpu_run["est"], "--store", store, code=1)
+    assert out.startswith("Error: ") and "is a torch-model run without GPU kernels" in out
+    out = rl("layers", cpu_run["run"], "-d", "9", "--with", cpu_run["est"], "--store", store, code=1)
+    assert out.startswith("Error: ") and "no NVTX range at depth 9" in out
+
+
+def test_layers_with_an_estimate_run_keep_match(cpu_run: dict) -> None:
+    def layers(*match: str) -> list[str]:
+        args = ["layers", cpu_run["run"], "-d", "2", "--with", cpu_run["est"], *match]
+        return [r["layer"] for r in json.loads(rl(*args, "-f", "json", "--store", cpu_run["store"]))]
+
+    assert sorted(layers("-m", "conv1")) == ["cnn:backward/conv1", "cnn:forward/conv1"]  # --match was ignored
+    assert len(layers()) == 12 and layers("-m", "no such layer") == []
 
 
 def test_time_based_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:

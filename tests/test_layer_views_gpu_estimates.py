@@ -207,6 +207,23 @@ def test_rl_layers_with_the_estimate_run_compares_in_the_runs_domain(store: str)
     assert fc["flops_measured"] is None and int(fc["bytes_compulsory"]) == 1_000_000  # nsys: no counters
 
 
+def test_rl_layers_with_the_estimate_run_keeps_match_and_device(store: str) -> None:
+    import json
+
+    def rows(*args: str) -> dict[str, Any]:
+        out = CliRunner().invoke(
+            app, ["layers", NSYS, "-d", "2", "--with", EST, *args, "-f", "json", "--store", store]
+        )
+        assert out.exit_code == 0, out.output
+        return {r["layer"]: r for r in json.loads(out.stdout)}
+
+    assert set(rows("-m", "relu")) == {"m:forward/relu"}  # both were ignored
+    other = rows("--device", "1")  # no kernel on device 1: nothing measured, the model's layers still there
+    assert set(other) == {"m:forward/fc", "m:forward/relu", "m:backward/fc"}
+    assert all(r["kernels"] == 0 and r["duration_ns"] is None for r in other.values())
+    assert rows("--device", "0")["m:forward/fc"]["kernels"] == 2
+
+
 def test_another_models_layers_do_not_take_the_estimates(tmp_path: Path) -> None:
     """Two annotated models in one run (domains m and x): only the one whose module paths the estimates hold."""
     from rooflake.views.roofline import estimate_roofline

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import check_regex, connect, fetch
-from rooflake.schema import UsageError
+from rooflake.schema import RooflineDataError, UsageError
 from rooflake.views.runs import run_info
 
 
@@ -85,9 +85,12 @@ def layers(
 
     With ``with_run`` an estimate run (``rl estimate``), ``estimates`` compares each layer with the model. With
     ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
-    (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). Raises
-    :class:`RunNotFoundError`, :class:`UsageError` (``with_run`` of the wrong kind), :class:`BadArgument` (``match``
-    is not a regular expression DuckDB accepts).
+    (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). ``match`` and ``device``
+    keep the comparison's layers and measured kernels as they keep ``table``'s. Raises :class:`RunNotFoundError`,
+    :class:`UsageError` (``with_run`` of the wrong kind, or beside an estimate run a run without GPU kernels that is
+    not an Nsight Systems run), :class:`RooflineDataError` (beside an estimate run, a run without GPU kernels that
+    has no layer at ``depth``: :func:`no_layers`), :class:`BadArgument` (``match`` is not a regular expression
+    DuckDB accepts).
 
     A run without GPU kernels (a CPU run recorded by ``rl profile --nsys`` of a model wrapped in
     :func:`rooflake.instrument.annotate`) has its layers timed by its NVTX ranges: ``timed_by`` is ``ranges`` and
@@ -161,20 +164,41 @@ def _versus_estimates(
         domains = fetch(con, "run_model_domains", {"run_id": run_id}).column("domain").to_pylist()
         if domain is not None or len(domains) == 1:  # the domain asked, or the one annotated model's
             params["domain"] = domain if domain is not None else domains[0]
-        versus = fetch(con, "estimate_vs_measured", params, what=what)
+        versus = fetch(con, "estimate_vs_measured", params | {"match": match, "device": device}, what=what)
         keep_params = {"match": match, "device": device, "domain": domain}
         table = fetch(con, "run_layers", {"run_id": run_id, "depth": depth, **keep_params})
         return Layers(run_id, table, coverage, None, versus)
+    run = run_info(con, run_id)
+    if not str(run["source_format"]).startswith("nsys"):
+        raise UsageError(
+            f"run {run_id} is a {run['source_format']} run without GPU kernels: its time per layer beside an "
+            "estimate run comes from the NVTX ranges of an Nsight Systems run (rl profile --nsys)"
+        )
     no_roofs = pa.table({"ceiling": pa.array([], pa.string()), "kind": pa.array([], pa.string()),
                          "value": pa.array([], pa.float64()), "source": pa.array([], pa.string())})  # fmt: skip
     params = {"run_id": run_id, "estimates_run_id": estimate_run, "depth": depth, "level": "dram"}
     params |= {"timed_by": "ranges", "domain": domain}
-    points = fetch(con, "estimate_layer_roofline", params, tables={"layer_roofs": no_roofs}, what=what)
+    tables = {"layer_roofs": no_roofs}
+    points = fetch(con, "estimate_layer_roofline", params | {"match": match}, tables=tables, what=what)
+    if points.num_rows == 0 and (
+        match is None or fetch(con, "estimate_layer_roofline", params, tables=tables, what=what).num_rows == 0
+    ):  # (none matching --match: no rows, as without an estimate run)
+        raise no_layers(run_id, depth)
     versus = points.select(list(RANGE_VERSUS)).rename_columns(list(RANGE_VERSUS.values()))
     table = fetch(
         con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
     )
     return Layers(run_id, table, coverage, None, versus, timed_by="ranges")
+
+
+def no_layers(run_id: str, depth: int) -> RooflineDataError:
+    """The error of a run with no layer at NVTX ``depth`` to set beside an estimate run (no push/pop range at that
+    depth under a ``forward`` or ``backward`` range: the model was not wrapped in ``annotate()``, or the depth is
+    past its module tree)."""
+    return RooflineDataError(
+        f"run {run_id}: no NVTX range at depth {depth} under a `forward` or `backward` range (the ranges "
+        "rooflake.instrument.annotate pushes): wrap the model in annotate() and profile it with rl profile --nsys"
+    )
 
 
 def estimate_roofs_text(points: Any) -> str:

@@ -11,7 +11,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.schema.duck import Rows
-from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs
+from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs, no_layers
 from rooflake.views.runs import run_info
 
 LEVELS = ("dram", "l2", "l1", "all")
@@ -230,10 +230,7 @@ def estimate_roofline(
         con, "estimate_layer_roofline", params, tables={"layer_roofs": roofs}, what=f"layers of run {run_id}"
     )
     if points.num_rows == 0:
-        raise RooflineDataError(
-            f"run {run_id}: no NVTX range at depth {depth} under a `forward` or `backward` range (the ranges "
-            "rooflake.instrument.annotate pushes): wrap the model in annotate() and profile it with rl profile --nsys"
-        )
+        raise no_layers(run_id, depth)
     timed = "GPU kernel time" if gpu else "NVTX ranges on the CPU"
     provenance = (
         f"time measured (nsys, {timed}), FLOPs and bytes modelled (rl estimate {estimates_run}; bytes "

@@ -22,8 +22,10 @@
 -- and AI is an upper bound there.
 -- Same columns and rules as layer_roofline (macros attainable, roof_bound, above_roof; Williams et al. 2009,
 -- Wang et al. arXiv 2009.04598), one row per layer at NVTX depth $depth.
+-- $match (a regular expression: DuckDB regexp_matches, a partial match; NULL: every layer) keeps the layers whose name
+-- it matches.
 -- Given: layer_roofs.
--- Parameters: $run_id, $estimates_run_id, $depth, $level, $timed_by, $domain = NULL.
+-- Parameters: $run_id, $estimates_run_id, $depth, $level, $timed_by, $domain = NULL, $match = NULL.
 -- Columns:
 --   run_id               run
 --   kernel_id            layer number within the run (0-based, by layer), not a kernel
@@ -308,4 +310,5 @@ SELECT
     dtype,
     peak_reason
 FROM m
+WHERE $match::VARCHAR IS NULL OR regexp_matches(name, $match::VARCHAR)
 ORDER BY kernel_id
