@@ -206,6 +206,9 @@ def test_wrong_runs_are_one_error_line(cpu_run: dict) -> None:
     assert out.startswith("Error: ") and "is a torch-model run without GPU kernels" in out
     out = rl("layers", cpu_run["run"], "-d", "9", "--with", cpu_run["est"], "--store", store, code=1)
     assert out.startswith("Error: ") and "no NVTX range at depth 9" in out
+    for more in ([], ["--with", cpu_run["est"]]):  # --device was ignored: every layer, as if on that device
+        out = rl("layers", cpu_run["run"], "--device", "0", *more, "--store", store, code=1)
+        assert out.startswith("Error: ") and "has no GPU kernels" in out and "--device does not apply" in out
 
 
 def test_layers_with_an_estimate_run_keep_match(cpu_run: dict) -> None:

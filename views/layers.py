@@ -88,7 +88,7 @@ def layers(
     (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). ``match`` and ``device``
     keep the comparison's layers and measured kernels as they keep ``table``'s. Raises :class:`RunNotFoundError`,
     :class:`UsageError` (``with_run`` of the wrong kind, or beside an estimate run a run without GPU kernels that is
-    not an Nsight Systems run), :class:`RooflineDataError` (beside an estimate run, a run without GPU kernels that
+    not an Nsight Systems run; ``device`` for a run without GPU kernels), :class:`RooflineDataError` (beside an estimate run, a run without GPU kernels that
     has no layer at ``depth``: :func:`no_layers`), :class:`BadArgument` (``match`` is not a regular expression
     DuckDB accepts).
 
@@ -100,6 +100,11 @@ def layers(
     con = connect(store)
     check_regex(con, match, "--match")
     cpu = fetch(con, "run_kernel_count", {"run_id": run_id}).column("kernels")[0].as_py() == 0
+    if cpu and device is not None:  # (it was ignored: every layer printed, as if on that device)
+        raise UsageError(
+            f"run {run_id} has no GPU kernels (its layers are timed by NVTX ranges on the CPU): --device does not "
+            "apply"
+        )
     if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
         return _versus_estimates(con, run_id, store.resolve(with_run), depth, (match, device, domain), cpu)
     if cpu and with_run is None:
