@@ -5,7 +5,9 @@
 -- the bound is the largest term. Every pipe must execute its own FLOPs, so the compute term is the largest F_p / P_p
 -- over the precisions counted (pipes run concurrently: a max, not a sum). Ceilings are the kernel's own, as in
 -- kernel_roofline (the kernel's tensor roof, kernel_roofs.tensor_roof, for tensor FLOPs). A term is known when its counter and its roof are
--- (a NaN or zero roof is unknown); a kernel whose compute and memory terms are all unknown (no counters, e.g. an nsys
+-- (a NaN or zero roof is unknown); the compute term, when every pipe with FLOPs has its roof (one without: the max is
+-- unknown, never taken from another pipe) and, if every counted pipe did 0 FLOPs, no pipe's counter is missing (a
+-- GEMM on the Tensor Cores without their counts is not a zero-FLOP kernel); a kernel whose compute and memory terms are all unknown (no counters, e.g. an nsys
 -- kernel) gets NULL T_min, s and bound. A layer of n kernels takes at least sum T_min,k >= n t_o: layer rows sum the
 -- kernels whose stack lies under the layer (the grouping of layer_summary, per device), over the launches with a
 -- known T_min and a duration. t_o is given by the caller with its provenance (in SQL:
@@ -69,7 +71,10 @@ f AS (
             *,
             row_number() OVER (
                 PARTITION BY kernel_id ORDER BY compute_time_ns DESC NULLS LAST, is_dominant DESC
-            ) AS rk
+            ) AS rk,
+            -- a pipe with FLOPs but no usable roof: the max over the pipes is unknown
+            bool_or(flops > 0 AND compute_time_ns IS NULL) OVER (PARTITION BY kernel_id) AS roofless,
+            max(flops) OVER (PARTITION BY kernel_id) AS max_flops
         FROM f0
     )
     WHERE rk = 1
@@ -95,7 +100,11 @@ k AS (
         c.bw_l1,
         c.bw_l2,
         c.bw_dram,
-        f.compute_time_ns,
+        -- unknown as well when every counted pipe did 0 FLOPs while a pipe's counter is missing (a GEMM on the
+        -- Tensor Cores without their counts: not a zero-FLOP kernel)
+        CASE WHEN NOT f.roofless AND NOT (f.max_flops = 0 AND (k.flops_fp64 IS NULL OR k.flops_fp32 IS NULL
+                OR k.flops_fp16 IS NULL OR k.flops_tensor IS NULL))
+            THEN f.compute_time_ns END AS compute_time_ns,
         CASE WHEN k.bytes_l1 >= 0 AND NOT isnan(k.bytes_l1) AND c.bw_l1 > 0 AND NOT isnan(c.bw_l1)
             THEN k.bytes_l1 / c.bw_l1 * 1e9 END AS l1_time_ns,
         CASE WHEN k.bytes_l2 >= 0 AND NOT isnan(k.bytes_l2) AND c.bw_l2 > 0 AND NOT isnan(c.bw_l2)

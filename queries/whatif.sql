@@ -19,17 +19,20 @@
 --   layer                 the kernel's NVTX layer at $depth (nvtx_layer); the run row: NULL
 --   name                  kernels: short name; layers: the layer; run: '(run)'
 --   n_kernels             launches summed (1 for a kernel)
---   duration_ns           ns, measured T (sums for layers and the run)
+--   duration_ns           ns, measured T (sums for layers and the run, over the timed launches)
 --   t_min_ns              ns, T_min with the unscaled roofs of ceilings_source (sums over modelled kernels)
 --   inefficiency          s = T / T_min (layers and run: over their modelled kernels)
 --   bound                 the largest term with the unscaled roofs (kernels only)
 --   t_min_scaled_ns       ns, T_min' with the scaled ceilings (sums over modelled kernels)
 --   bound_scaled          the largest term with the scaled ceilings (kernels only): FP64 | FP32 | FP16 | TENSOR |
 --                         L1 | L2 | DRAM | launch_overhead
---   predicted_ns          ns, s * T_min' for modelled kernels, T for the others (sums for layers and the run)
+--   predicted_ns          ns, s * T_min' for modelled kernels, T for the others (sums for layers and the run, over
+--                         the timed launches)
 --   speedup               duration_ns / predicted_ns
 --   share_of_predicted    predicted_ns / the run's predicted_ns
---   modelled              kernels: T_min known (the prediction is a model); layers/run: every kernel modelled
+--   modelled              kernels: T_min and its compute term known (the prediction is a model: with the compute
+--                         term unknown, a missing roof or FLOP counter, scaling could not be modelled); layers/run:
+--                         every kernel modelled
 --   bound_ceiling         kernels: the roof behind `bound`, named as the roofs' rows name their ceiling
 --                         (source_run_ceilings, run_ceilings): DRAM | L2 | L1 | FP64 | FP32 | FP16 | the kernel's
 --                         tensor roof (kernel_roofline.peak_ceiling, e.g. 'TENSOR FP16→FP32') | launch_overhead
@@ -43,6 +46,10 @@
 --   ceilings_machine      the machine those roofs are of, as their rows' machine_key: report 'gpu|cc|SM clock' of
 --                         the profiled clock (e.g. 'NVIDIA H100 PCIe|9.0|1095MHz'), datasheet the catalog GPU
 --                         ('H100 PCIe'), ERT/measured the machine named ($ceilings_machine; NULL from plain SQL)
+--   unknown_terms         terms of T_min left out for lack of a counter or a roof (compute, L1, L2, DRAM; as
+--                         time_roofline); layers/run: union over their kernels
+--   untimed               launches without a measured duration (NaN: a failed replay; NULL), left out of the sums of
+--                         duration_ns and predicted_ns (kernels: 1 or 0)
 WITH t AS (
     SELECT * FROM time_roofline($run_id, $launch_overhead_ns, 'parameter') WHERE grain = 'kernel'
 ),
@@ -71,7 +78,7 @@ terms AS (
     SELECT
         t.*,
         p.pipe,
-        p.compute_ns AS compute_scaled_ns,
+        CASE WHEN t.compute_time_ns IS NOT NULL THEN p.compute_ns END AS compute_scaled_ns,  -- (unknown: unknown)
         t.l1_time_ns / $scale_l1 AS l1_scaled_ns,
         t.l2_time_ns / $scale_l2 AS l2_scaled_ns,
         t.dram_time_ns / $scale_dram AS dram_scaled_ns,
@@ -88,10 +95,11 @@ k AS (
         x.t_min_ns,
         x.inefficiency,
         x.bound,
-        CASE WHEN x.t_min_ns IS NOT NULL THEN greatest(
+        CASE WHEN x.t_min_ns IS NOT NULL AND x.compute_time_ns IS NOT NULL THEN greatest(
             x.compute_scaled_ns, x.l1_scaled_ns, x.l2_scaled_ns, x.dram_scaled_ns, x.launch_scaled_ns
         ) END AS t_min_scaled_ns,
-        x.t_min_ns IS NOT NULL AND x.inefficiency IS NOT NULL AS modelled,
+        x.t_min_ns IS NOT NULL AND x.compute_time_ns IS NOT NULL AND x.inefficiency IS NOT NULL AS modelled,
+        x.unknown_terms,
         x.pipe,
         x.compute_scaled_ns,
         x.l1_scaled_ns,
@@ -110,7 +118,8 @@ kp AS (
             WHEN l1_scaled_ns = t_min_scaled_ns THEN 'L1'
             ELSE 'launch_overhead'
         END AS bound_scaled,
-        CASE WHEN modelled THEN inefficiency * t_min_scaled_ns ELSE duration_ns END AS predicted_ns
+        CASE WHEN modelled THEN inefficiency * t_min_scaled_ns ELSE duration_ns END AS predicted_ns,
+        duration_ns IS NOT NULL AND NOT isnan(duration_ns) AS timed  -- (a failed replay's NaN: out of the sums)
     FROM k
 ),
 rows AS (
@@ -120,21 +129,24 @@ rows AS (
         CASE WHEN bound IN ('DRAM', 'L2', 'L1', 'launch_overhead') THEN bound ELSE r.peak_ceiling END
             AS bound_ceiling,
         CASE WHEN bound_scaled IN ('DRAM', 'L2', 'L1', 'launch_overhead') THEN bound_scaled ELSE rs.peak_ceiling END
-            AS bound_scaled_ceiling
+            AS bound_scaled_ceiling,
+        unknown_terms, (NOT timed)::INTEGER AS untimed
     FROM kp
     LEFT JOIN roof AS r ON r.kernel_id = kp.kernel_id AND r.pipe = kp.bound
     LEFT JOIN roof AS rs ON rs.kernel_id = kp.kernel_id AND rs.pipe = kp.bound_scaled
     UNION ALL
     SELECT
-        run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
+        run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns) FILTER (WHERE timed), sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
-        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled), NULL, NULL
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns) FILTER (WHERE timed), bool_and(modelled),
+        NULL, NULL, list_sort(list_distinct(flatten(list(unknown_terms)))), count(*) FILTER (WHERE NOT timed)
     FROM kp GROUP BY run_id, layer
     UNION ALL
     SELECT
-        run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns), sum(t_min_ns) FILTER (WHERE modelled),
+        run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns) FILTER (WHERE timed), sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
-        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns), bool_and(modelled), NULL, NULL
+        sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns) FILTER (WHERE timed), bool_and(modelled),
+        NULL, NULL, list_sort(list_distinct(flatten(list(unknown_terms)))), count(*) FILTER (WHERE NOT timed)
     FROM kp GROUP BY run_id
 )
 SELECT
@@ -157,6 +169,8 @@ SELECT
     bound_ceiling,
     bound_scaled_ceiling,
     $ceilings_source::VARCHAR AS ceilings_source,
-    $ceilings_machine::VARCHAR AS ceilings_machine
+    $ceilings_machine::VARCHAR AS ceilings_machine,
+    unknown_terms,
+    untimed
 FROM rows
 ORDER BY CASE grain WHEN 'run' THEN 0 WHEN 'layer' THEN 1 ELSE 2 END, predicted_ns DESC, kernel_id

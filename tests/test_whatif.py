@@ -145,3 +145,40 @@ def test_a_run_without_kernels_or_counters(tmp_path: Path) -> None:
         "5.000 ms measured → 5.000 ms predicted (×1.00; nothing modelled: no kernel has the counters"
         in res.stdout
     )
+
+
+def test_a_compute_term_without_its_roof_or_counter_is_not_modelled(tmp_path: Path) -> None:
+    """A pipe with FLOPs but no roof (an A10G under the datasheet, which gives no FP32 peak), or a kernel whose
+    counted pipes did 0 FLOPs while the Tensor-Core counts are missing (an int8 GEMM), had its compute term taken as
+    0 from another pipe: bound DRAM or launch_overhead, a speed-up "modelled" from memory alone. The compute term is
+    unknown there, the kernel keeps its measured time, and unknown_terms says why. A failed replay's NaN duration
+    made every layer and run total NaN; it is left out of the sums and counted (untimed)."""
+    kernels = [
+        {**_k(0, "roofless", 2e6, 1e10, (1e9, 1e8, 1e7), "a"), "flops_fp64": 0.0},  # FP32 work, FP64 roof only
+        {**_k(1, "int_gemm", 3e6, 0.0, (1e3, 1e3, 1e3), "a"), "flops_fp64": 0.0},  # fp16 and tensor counts NULL
+        _k(2, "stream", 5e6, 1e8, (4e9, 4e9, 4e9), "b"),  # as KERNELS: DRAM-bound, modelled
+        {**_k(3, "replay", float("nan"), 1e8, (4e9, 4e9, 4e9), "b")},  # a failed replay
+        {**_k(4, "counted", 4e6, 0.0, (4e9, 4e9, 4e9), "b"), "flops_fp64": 0.0, "flops_fp16": 0.0,
+         "flops_tensor": 0.0},  # every counter there and 0: a zero-FLOP kernel, DRAM-bound
+    ]  # fmt: skip
+    ceil = {"DRAM": 1e12, "L2": 4e12, "L1": 16e12, "FP64": 1e12}
+    roofs = [{"kernel_id": k, "ceiling": c, "value": v} for k in range(5) for c, v in ceil.items()]
+    roofs += [{"kernel_id": k, "ceiling": "FP32", "value": 10e12} for k in (1, 2, 3, 4)]
+    tiny_run(tmp_path, RUN, kernels, roofs)
+    w = whatif(Store(tmp_path), RUN, parse_scales(["dram=2"]), launch_overhead_ns=T_O)
+    k = _by_name(w)
+    for name in ("roofless", "int_gemm"):
+        assert k[name]["modelled"] is False and "compute" in k[name]["unknown_terms"], k[name]
+        assert k[name]["predicted_ns"] == k[name]["duration_ns"] and k[name]["t_min_scaled_ns"] is None
+    assert k["stream"]["modelled"] and k["stream"]["predicted_ns"] == pytest.approx(2.5e6)
+    assert k["counted"]["modelled"] and k["counted"]["unknown_terms"] == []
+    assert k["counted"]["predicted_ns"] == pytest.approx(2e6)
+    assert k["replay"]["untimed"] == 1 and k["stream"]["untimed"] == 0
+    assert w.total["duration_ns"] == 2e6 + 3e6 + 5e6 + 4e6 and w.total["untimed"] == 1
+    assert w.total["predicted_ns"] == pytest.approx(2e6 + 3e6 + 2.5e6 + 2e6)
+    assert w.total["unknown_terms"] == ["compute"]
+    res = CliRunner().invoke(app, ["whatif", RUN[:6], "-s", "dram=2", "--launch-overhead", "2000",
+                                   "--store", str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "14.000 ms measured → 9.500 ms predicted (×1.47; modelled: 2 of 5 kernels" in res.stdout
+    assert "1 launch(es) without a duration left out (NaN: a failed replay)" in res.stdout

@@ -30,12 +30,15 @@ class WhatIf:
       ceiling behind each bound, as the roofs' rows name it, e.g. 'TENSOR FP16→FP32' or 'DRAM'), ceilings_source
       (every row: the roofs the T_min terms are computed against: ncu-report | measured | ert | ert-spec |
       datasheet; NULL when the machine has none) and ceilings_machine (their machine_key: 'NVIDIA H100
-      PCIe|9.0|1095MHz' for the report's peaks at the profiled clock, 'H100 PCIe' for the datasheet's)).
+      PCIe|9.0|1095MHz' for the report's peaks at the profiled clock, 'H100 PCIe' for the datasheet's)),
+      unknown_terms (the T_min terms without a counter or roof) and untimed (launches without a duration, left out
+      of the sums).
     - ``total``: the run row as a dict; ``layers``/``kernels``: their rows (Arrow), largest predicted time first.
     - ``ceilings``: the rows of the roofs scaled (:func:`rooflake.views.ceilings.run_roofs`: run_ceilings' columns
       plus source_label and overlay); ``choice``: the source asked for (default | report | datasheet | ert |
       measured).
-    Predicted times are modelled; ``modelled`` is false for kernels without a known T_min (they keep their time).
+    Predicted times are modelled; ``modelled`` is false for kernels without a known T_min or compute term (a missing
+    roof or FLOP counter: they keep their time).
     """
 
     run_id: str
