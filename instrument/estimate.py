@@ -293,7 +293,8 @@ def estimate_rows(
     gpu: GpuSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Trace ``model`` on the meta device and return one dict per ATen op (the columns of ``ESTIMATES`` less
-    ``run_id``). ``training``: also the backward of ``sum(outputs)``. Raises :class:`UsageError` when the model
+    ``run_id``). ``training``: the model in train mode and also the backward of ``sum(outputs)``; else in eval
+    mode (BatchNorm on its running statistics, dropout off), each module's mode restored after. Raises :class:`UsageError` when the model
     cannot run on meta tensors (the message says which op)."""
     import torch
     import torch.nn.functional as F
@@ -328,6 +329,10 @@ def estimate_rows(
             rec.add(func, args, kwargs, out)
             return out
 
+    # the mode estimated: inference in eval mode (BatchNorm on its running statistics, no dropout), as the model is
+    # run for inference; each module's own mode given back after
+    modes = [(m, m.training) for m in model.modules()]
+    model.train(training)
     try:
         with annotate(model, backward=training, emitter=rec.ranges), Mode(), Fused():
             out = functional_call(model, state, meta_in)
@@ -337,6 +342,9 @@ def estimate_rows(
         raise UsageError(
             f"the model could not run on meta tensors: {' '.join(str(e).split())[:300]}"
         ) from None
+    finally:
+        for m, mode in modes:
+            m.training = mode
     return rec.rows
 
 

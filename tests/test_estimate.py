@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="the model side needs torch: pip install 'rooflake[torch]'")
@@ -221,7 +223,8 @@ def test_lstm_gate_split_is_a_view_and_no_op_of_it_lacks_flops() -> None:
 
 
 def test_integer_ops_are_zero_flops() -> None:
-    rows = estimate_rows(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)), torch.empty(2, 3, 8, 8))
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
+    rows = estimate_rows(model, torch.empty(2, 3, 8, 8), training=True)  # (in eval mode BatchNorm counts nothing)
     (count,) = [
         r for r in rows if r["module_path"] == "1" and r["op"] == "aten.add_"
     ]  # num_batches_tracked += 1
@@ -261,3 +264,47 @@ def test_gru_in_place_transpose_is_a_view_and_nearest_upsampling_a_copy() -> Non
     ]
     assert (up["flops"], up["flops_source"]) == (0.0, "rooflake:data-movement")
     assert up["bytes_compulsory"] == (2 * 4 * 4 + 2 * 8 * 8) * 4
+
+
+def test_inference_is_traced_in_eval_mode_and_each_modules_mode_restored() -> None:
+    """An estimate without --training ran the model in the mode it was built in (train): Dropout's bernoulli_/div_
+    and BatchNorm's batch statistics with its num_batches_tracked add_ (53 rows of ResNet-50's inference)."""
+    model = nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16), nn.Dropout(0.5), nn.Linear(16, 4))
+    model[0].eval()  # a mode of its own: given back as it was
+    inference = {r["op"] for r in estimate_rows(model, torch.empty(8, 16))}
+    assert not inference & {"aten.bernoulli_", "aten.add_", "aten.div_"}, inference
+    assert [m.training for m in model.modules()] == [True, False, True, True, True]
+    training = {r["op"] for r in estimate_rows(model, torch.empty(8, 16), training=True)}
+    assert "aten.bernoulli_" in training  # dropout runs when training
+    assert [m.training for m in model.modules()] == [True, False, True, True, True]
+
+
+def test_rl_estimate_of_a_changed_model_says_so(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The run id names the spec (factory, inputs, options), not the code: re-estimating a model edited since
+    printed `exists` with the new numbers while the store kept the old rows. It is one error line naming --force;
+    the same rows again are `exists`."""
+    from typer.testing import CliRunner
+
+    from rooflake.cli import app
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    store = str(tmp_path / "store")
+    args = ["estimate", "net_v:model", "--input", "8x64", "--store", store]
+
+    def run(layers: str, *more: str) -> object:
+        (tmp_path / "net_v.py").write_text(
+            f"import torch.nn as nn\ndef model():\n    return nn.Sequential({layers})\n"
+        )
+        sys.modules.pop("net_v", None)
+        return CliRunner().invoke(app, [*args, *more])
+
+    assert run("nn.Linear(64, 64)").output.startswith("ingested ")
+    assert run("nn.Linear(64, 64)").output.startswith("exists ")
+    changed = run("nn.Linear(64, 64), nn.ReLU()")
+    assert changed.exit_code == 1 and changed.stdout == ""
+    assert (
+        changed.stderr.startswith("Error: torch-model:net_v:model ") and "(2 stored, 3 now" in changed.stderr
+    )
+    assert "--force replaces it" in changed.stderr
+    replaced = run("nn.Linear(64, 64), nn.ReLU()", "--force")
+    assert replaced.output.startswith("replaced ") and " 3 ops " in replaced.output
