@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake.pipeline import IngestResult, rooflake_version
-from rooflake.schema import RUNS, SCHEMA_VERSION
+from rooflake.schema import RUNS, SCHEMA_VERSION, UsageError
 from rooflake.store import Store
 
 
@@ -33,12 +33,15 @@ def ingest_tables(
     """Publish ``tables`` (name → Arrow table with the store's schema, ``run_id`` column filled with any value: it is
     replaced) as one run with ``source_format`` and a ``runs`` row; ``source_path`` is ``identity``.
 
-    Returns an :class:`IngestResult` (status ``ingested``, ``replaced`` or ``exists``). Raises
-    :class:`rooflake.schema.StoreError` when the store cannot be written (the store is then unchanged)."""
+    Returns an :class:`IngestResult` (status ``ingested``, ``replaced`` or ``exists``: the run is in the store with
+    the same rows). Raises :class:`rooflake.schema.UsageError` when the run is in the store with other rows (the
+    same identity computed from changed code: ``force`` replaces it), :class:`rooflake.schema.StoreError` when the
+    store cannot be written (the store is then unchanged)."""
     digest = hashlib.sha256(identity.encode()).hexdigest()
     run_id = digest[:16]
     store = Store(store_root)
     if store.has_run(run_id) and not force:
+        _same_rows(store, run_id, identity, tables)
         return IngestResult(identity, run_id, "exists")
     fixed = {name: _with_run_id(t, run_id) for name, t in tables.items()}
     row = {
@@ -60,6 +63,21 @@ def ingest_tables(
     runs = pa.Table.from_pylist([{f.name: row.get(f.name) for f in RUNS}], schema=RUNS)
     res = store.publish(run_id, {**fixed, "runs": runs}, force=force)
     return IngestResult(identity, run_id, res.status, 0, 0, row.get("gpu_name"))
+
+
+def _same_rows(store: Store, run_id: str, identity: str, tables: dict[str, pa.Table]) -> None:
+    """Raise :class:`UsageError` unless run ``run_id`` holds in each of ``tables`` the same rows (in any order;
+    ``run_id`` left out): an identity names what was computed, not the code that computed it (a model edited since
+    its estimate has the same factory, inputs and options)."""
+    for name, table in tables.items():
+        new = table.drop_columns(["run_id"]).to_pylist()
+        stored = store.query(f"SELECT * EXCLUDE (run_id) FROM {name} WHERE run_id = $run_id", {"run_id": run_id})
+        old = stored.to_pylist()
+        if sorted(map(repr, old)) != sorted(map(repr, new)):
+            raise UsageError(
+                f"{identity}: run {run_id} in the store holds other {name} rows ({len(old)} stored, {len(new)} now: "
+                "the code changed since it was computed); --force replaces it"
+            )
 
 
 def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:
