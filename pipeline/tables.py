@@ -71,7 +71,9 @@ def _same_rows(store: Store, run_id: str, identity: str, tables: dict[str, pa.Ta
     its estimate has the same factory, inputs and options)."""
     for name, table in tables.items():
         new = table.drop_columns(["run_id"]).to_pylist()
-        stored = store.query(f"SELECT * EXCLUDE (run_id) FROM {name} WHERE run_id = $run_id", {"run_id": run_id})
+        stored = store.query(
+            f"SELECT * EXCLUDE (run_id) FROM {name} WHERE run_id = $run_id", {"run_id": run_id}
+        )
         old = stored.to_pylist()
         if sorted(map(repr, old)) != sorted(map(repr, new)):
             raise UsageError(

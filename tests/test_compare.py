@@ -78,3 +78,16 @@ def test_layer_bound_is_the_bound_of_most_time(tmp_path: Path) -> None:
     (row,) = compare(Store(tmp_path), "c", "d").layers.to_pylist()
     assert (row["base_bound"], row["new_bound"]) == ("DRAM", "DRAM")
     assert row["base_ai_dram"] == pytest.approx((1e3 + 1e5) / 2e3)
+
+
+def test_a_run_without_gpu_time_is_one_error_line(store: Path) -> None:
+    """An estimate, ERT or CPU nsys run has no GPU kernels: its total was printed as 0.000 ms and every kernel of
+    the other run as new, exit 0."""
+    tiny_run(store, "e" * 16, [], [], source_format="torch-model")
+    for pair in (["e", "a"], ["a", "e"]):
+        res = CliRunner().invoke(app, ["compare", *pair, "--store", str(store)])
+        assert res.exit_code == 1 and res.stdout == "", res.output
+        assert res.stderr == (
+            f"Error: run {'e' * 16} has no GPU kernels or memory operations: a comparison compares GPU time (an "
+            "nsys export without CUDA trace, an ERT or estimate run has none)\n"
+        )

@@ -224,7 +224,9 @@ def test_lstm_gate_split_is_a_view_and_no_op_of_it_lacks_flops() -> None:
 
 def test_integer_ops_are_zero_flops() -> None:
     model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
-    rows = estimate_rows(model, torch.empty(2, 3, 8, 8), training=True)  # (in eval mode BatchNorm counts nothing)
+    rows = estimate_rows(
+        model, torch.empty(2, 3, 8, 8), training=True
+    )  # (in eval mode BatchNorm counts nothing)
     (count,) = [
         r for r in rows if r["module_path"] == "1" and r["op"] == "aten.add_"
     ]  # num_batches_tracked += 1

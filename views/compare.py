@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
-from rooflake.schema import BadArgument, RooflakeError
+from rooflake.schema import BadArgument, RooflakeError, UsageError
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def compare(
     here.
 
     Raises :class:`RunNotFoundError`, :class:`QueryError`, :class:`BadArgument` (``ceilings`` ``all``),
-    :class:`UsageError` (an unknown ``ceilings``), :class:`RooflineDataError` (a run's machine has no ceiling from
+    :class:`UsageError` (an unknown ``ceilings``; a run without GPU kernels or memory operations),
+    :class:`RooflineDataError` (a run's machine has no ceiling from
     that source)."""
     base_run, new_run = store.resolve(base_run), store.resolve(new_run)
     con = connect(store)
@@ -73,14 +74,20 @@ def compare(
         None if ceilings == "default" else _shadow(con, store, sorted({base_run, new_run}), ceilings, roofs)
     )
     what = f"comparing {base_run} and {new_run}"
-    p = {"base_run": base_run, "new_run": new_run}
-    layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=shadow, what=what)
-    kernels = fetch(con, "compare_kernels", p, tables=shadow, what=what)
     totals = {
         r["run_id"]: r["gpu_time_ns"]
         for r in fetch(con, "gpu_time_totals", {"run_ids": [base_run, new_run]}, what=what).to_pylist()
     }
-    b, n = totals.get(base_run), totals.get(new_run)
+    for run in (base_run, new_run):
+        if run not in totals:  # (its total was printed as 0.000 ms)
+            raise UsageError(
+                f"run {run} has no GPU kernels or memory operations: a comparison compares GPU time (an nsys export "
+                "without CUDA trace, an ERT or estimate run has none)"
+            )
+    b, n = totals[base_run], totals[new_run]
+    p = {"base_run": base_run, "new_run": new_run}
+    layers = fetch(con, "compare_layers", {**p, "depth": depth}, tables=shadow, what=what)
+    kernels = fetch(con, "compare_kernels", p, tables=shadow, what=what)
     change = (n / b - 1) if b and n is not None else None
     limit = None if fail_if_slower is None else fail_if_slower / 100
     lrows = layers.to_pylist()
