@@ -141,18 +141,41 @@ class _Recorder:
     inside_attention: bool = False
     in_backward: bool = False
 
+    def attention(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """``func`` (``F.scaled_dot_product_attention``) called, recorded as one fused op (:meth:`add_attention`);
+        the ATen ops of its decomposition, and any attention call nested in it, are not recorded."""
+        if self.inside_attention:
+            return func(*args, **kwargs)
+        self.inside_attention = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.inside_attention = False
+        self.add_attention(args, kwargs, out)
+        return out
+
     def add_attention(self, args: tuple, kwargs: dict, out: Any) -> None:
         """One row for ``F.scaled_dot_product_attention`` as a fused (FlashAttention-style) op, whatever ATen
         decomposition the meta device ran (its math path: bmm, softmax, bmm)."""
+        import math
+
         from torch.utils.flop_counter import sdpa_flop_count
 
-        q, k, v = (args + (kwargs.get("key"), kwargs.get("value")))[:3] if len(args) < 3 else args[:3]
-        ins, outs = [q, k, v], [out]
+        # query, key, value by position or by name; shapes (..., L, E), (..., S, E), (..., S, Ev): any batch dims
+        # (3-D inputs, or a key/value with fewer heads under enable_gqa), counted per query head
+        given = dict(zip(("query", "key", "value"), args, strict=False)) | kwargs
+        q, k, v = given["query"], given["key"], given["value"]
+        *batch, n_q, d = q.shape
+        heads = batch[-1] if batch else 1
+        b = math.prod(batch[:-1])
+        as4 = lambda t: (b, heads, t.shape[-2], t.shape[-1])  # noqa: E731
+        flops = float(sdpa_flop_count(as4(q), as4(k), as4(v)))
+        traffic = attention_traffic(b, heads, n_q, k.shape[-2], d, int(q.element_size()), self.gpu)
         self.rows.append(
-            self._row("aten.scaled_dot_product_attention", ins, outs, float(sdpa_flop_count(q.shape, k.shape, v.shape)),
-                      TORCH_SOURCE, False, attention_traffic(q.shape[0], q.shape[1], q.shape[2], k.shape[2],
-                                                              q.shape[3], int(q.element_size()), self.gpu))
-        )  # fmt: skip
+            self._row(
+                "aten.scaled_dot_product_attention", [q, k, v], [out], flops, TORCH_SOURCE, False, traffic
+            )
+        )
 
     def add(self, func: Any, args: tuple, kwargs: dict, out: Any) -> None:
         import torch
@@ -294,8 +317,9 @@ def estimate_rows(
 ) -> list[dict[str, Any]]:
     """Trace ``model`` on the meta device and return one dict per ATen op (the columns of ``ESTIMATES`` less
     ``run_id``). ``training``: the model in train mode and also the backward of ``sum(outputs)``; else in eval
-    mode (BatchNorm on its running statistics, dropout off), each module's mode restored after. Raises :class:`UsageError` when the model
-    cannot run on meta tensors (the message says which op)."""
+    mode (BatchNorm on its running statistics, dropout off), each module's mode restored after. Every call of
+    ``F.scaled_dot_product_attention`` (the model's own, or nn.MultiheadAttention's) is one fused op. Raises
+    :class:`UsageError` when the model cannot run on meta tensors (the message says which op)."""
     import torch
     import torch.nn.functional as F
     from torch.func import functional_call
@@ -308,19 +332,12 @@ def estimate_rows(
     state |= {n: _to_meta(b, None, grad=False) for n, b in model.named_buffers()}
 
     rec = _Recorder(_Ranges(), gpu)
+    sdpa = F.scaled_dot_product_attention
 
     class Fused(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
-            if func is not F.scaled_dot_product_attention or rec.inside_attention:
-                return func(*args, **kwargs)
-            rec.inside_attention = True
-            try:
-                out = func(*args, **kwargs)
-            finally:
-                rec.inside_attention = False
-            rec.add_attention(args, kwargs, out)
-            return out
+            return rec.attention(func, args, kwargs) if func is sdpa else func(*args, **kwargs)
 
     class Mode(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
@@ -333,6 +350,9 @@ def estimate_rows(
     # run for inference; each module's own mode given back after
     modes = [(m, m.training) for m in model.modules()]
     model.train(training)
+    # the mode cannot see a call made inside a function it was handed (nn.MultiheadAttention's
+    # F.multi_head_attention_forward calls F.scaled_dot_product_attention): F's own name is wrapped too, meanwhile
+    F.scaled_dot_product_attention = lambda *a, **k: rec.attention(sdpa, a, k)
     try:
         with annotate(model, backward=training, emitter=rec.ranges), Mode(), Fused():
             out = functional_call(model, state, meta_in)
@@ -343,6 +363,7 @@ def estimate_rows(
             f"the model could not run on meta tensors: {' '.join(str(e).split())[:300]}"
         ) from None
     finally:
+        F.scaled_dot_product_attention = sdpa
         for m, mode in modes:
             m.training = mode
     return rec.rows

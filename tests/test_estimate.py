@@ -84,6 +84,41 @@ def test_attention_is_4_b_h_n2_d_with_flash_attention_traffic() -> None:
     assert row["bytes_l2"] == 8 * (2 * 4096 * 64 * 2 + 64 * 2 * 4096 * 64 * 2)
 
 
+def test_attention_by_keyword_in_3d_and_inside_multihead_attention() -> None:
+    """F.scaled_dot_product_attention(query=..., key=..., value=...) and 3-D inputs ended in a ValueError blamed
+    on the model; nn.MultiheadAttention (need_weights=False: it calls the same function) was two bmm and a softmax,
+    their traffic unfused (74x the DRAM at N = 4096)."""
+    F = nn.functional
+
+    class ByName(nn.Module):
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            return F.scaled_dot_product_attention(query=x, key=x, value=x)
+
+    class Plain(nn.Module):
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            return F.scaled_dot_product_attention(x, x, x)
+
+    (row,) = estimate_rows(ByName(), torch.empty(2, 4, 16, 8))
+    assert row["flops"] == 4 * 2 * 4 * 16**2 * 8
+    (row,) = estimate_rows(Plain(), torch.empty(6, 16, 8))  # (N, L, E): 6 batches of one head
+    assert row["flops"] == 4 * 6 * 16**2 * 8 and row["op"] == "aten.scaled_dot_product_attention"
+
+    class Stock(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mha = nn.MultiheadAttention(64, 4, batch_first=True)
+
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    rows = estimate_rows(Stock(), torch.empty(2, 128, 64))
+    (att,) = [r for r in rows if r["op"] == "aten.scaled_dot_product_attention"]
+    assert att["flops"] == 4 * 2 * 4 * 128**2 * 16 and att["module_path"] == "mha"
+    assert not [r for r in rows if r["op"] == "aten._softmax"]  # (its one bmm is the q/k/v in-projection)
+    assert [r["flops"] for r in rows if r["op"] == "aten.bmm"] == [2 * 128 * 2 * 64 * 192]
+    assert F.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention  # given back
+
+
 def test_training_is_three_times_forward_for_conv_and_linear() -> None:
     rows = estimate_rows(resnet50(), torch.empty(2, 3, 224, 224), training=True)
     sums = per_module([r for r in rows if r["flops_source"] == TORCH_SOURCE])
