@@ -204,6 +204,7 @@ class _Recorder:
         traffic: Traffic | None,
     ) -> dict[str, Any]:
         floating = [t for t in ins if t.is_floating_point()] or ins
+        compulsory = 0 if view else sum(_nbytes(t) for t in _unique(ins + outs))
         return {
             "op_id": len(self.rows),
             "module_path": self.ranges.innermost(),
@@ -214,10 +215,13 @@ class _Recorder:
             "output_shapes": [_shape(t) for t in outs],
             "flops": flops,
             "flops_source": source,
-            "bytes_compulsory": 0 if view else sum(_nbytes(t) for t in _unique(ins + outs)),
+            "bytes_compulsory": compulsory,
             "bytes_l1": None if traffic is None else float(traffic.l1),
             "bytes_l2": None if traffic is None else float(traffic.l2),
-            "bytes_dram": None if traffic is None or traffic.dram is None else float(traffic.dram),
+            # (never below the op's compulsory bytes: the traffic models leave out a bias)
+            "bytes_dram": None
+            if traffic is None or traffic.dram is None
+            else float(max(traffic.dram, compulsory)),
             "traffic_model": None if traffic is None else traffic.model,
             "assumptions": None if traffic is None else traffic.assumptions,
         }
@@ -289,18 +293,22 @@ def _traffic(name: str, args: tuple, ins: list, outs: list, gpu: GpuSpec | None)
     b = int(ins[0].element_size())
     if name == "convolution" and len(ins) >= 2 and ins[0].dim() == 4:
         x, w = ins[0], ins[1]
-        stride, padding, groups = args[3], args[4], args[8]
+        stride, padding, dilation, transposed, groups = args[3], args[4], args[5], args[6], args[8]
+        if transposed:  # (not an implicit GEMM over these shapes: not modelled)
+            return None
         shape = ConvShape(
             n=x.shape[0], c=x.shape[1], k=w.shape[0], h=x.shape[2], w=x.shape[3], r=w.shape[2], s=w.shape[3],
-            stride=int(stride[0]), pad=int(padding[0]), groups=int(groups),
+            stride=int(stride[0]), pad=int(padding[0]), groups=int(groups), stride_w=int(stride[-1]),
+            pad_w=int(padding[-1]), dilation=int(dilation[0]), dilation_w=int(dilation[-1]),
         )  # fmt: skip
         return conv_traffic(shape, b, gpu)
     if name in ("mm", "addmm", "bmm", "baddbmm"):
         a, bm = (ins[-2], ins[-1])
-        batch = a.shape[0] if a.dim() == 3 else 1
         m, k, n = a.shape[-2], a.shape[-1], bm.shape[-1]
-        t = conv_traffic(gemm_shape(batch * m, n, k), b, gpu)
-        return t
+        if a.dim() == 3 and bm.dim() == 3 and bm.stride(0) != 0:  # a B per batch: independent GEMMs
+            return conv_traffic(gemm_shape(m, n, k, batch=a.shape[0]), b, gpu)
+        batch = a.shape[0] if a.dim() == 3 else 1  # (one B shared: a weight expanded over the batch)
+        return conv_traffic(gemm_shape(batch * m, n, k), b, gpu)
     if name.startswith("_scaled_dot_product") and "backward" not in name and ins[0].dim() == 4:
         q, k = ins[0], ins[1]
         return attention_traffic(q.shape[0], q.shape[1], q.shape[2], k.shape[2], q.shape[3], b, gpu)

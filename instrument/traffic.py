@@ -66,8 +66,9 @@ class Traffic:
 
 @dataclass(frozen=True)
 class ConvShape:
-    """An NCHW convolution: batch n, channels c → k, input h × w, filter r × s, stride, padding, groups.
-    A GEMM is the 1×1 case with h = w = 1 (``gemm_shape``)."""
+    """An NCHW convolution: batch n, channels c → k, input h × w, filter r × s, stride, padding and dilation
+    along h (``stride``, ``pad``, ``dilation``) and along w (``stride_w``, ``pad_w``, ``dilation_w``; None: as along
+    h), groups. A GEMM is the 1×1 case with h = w = 1 (``gemm_shape``)."""
 
     n: int
     c: int
@@ -79,19 +80,39 @@ class ConvShape:
     stride: int = 1
     pad: int = 0
     groups: int = 1
+    stride_w: int | None = None
+    pad_w: int | None = None
+    dilation: int = 1
+    dilation_w: int | None = None
+
+    @property
+    def r_span(self) -> int:
+        """Input rows one filter window spans (dilated)."""
+        return self.dilation * (self.r - 1) + 1
+
+    @property
+    def s_span(self) -> int:
+        """Input columns one filter window spans (dilated)."""
+        return (self.dilation if self.dilation_w is None else self.dilation_w) * (self.s - 1) + 1
+
+    @property
+    def sw(self) -> int:
+        """The stride along w."""
+        return self.stride if self.stride_w is None else self.stride_w
 
     @property
     def p(self) -> int:
-        return (self.h + 2 * self.pad - self.r) // self.stride + 1
+        return (self.h + 2 * self.pad - self.r_span) // self.stride + 1
 
     @property
     def q(self) -> int:
-        return (self.w + 2 * self.pad - self.s) // self.stride + 1
+        return (self.w + 2 * (self.pad if self.pad_w is None else self.pad_w) - self.s_span) // self.sw + 1
 
 
-def gemm_shape(m: int, n: int, k: int) -> ConvShape:
-    """C[m × n] = A[m × k] · B[k × n] as the 1×1 convolution DeLTA's model already covers."""
-    return ConvShape(n=m, c=k, k=n, h=1, w=1)
+def gemm_shape(m: int, n: int, k: int, batch: int = 1) -> ConvShape:
+    """C[m × n] = A[m × k] · B[k × n] as the 1×1 convolution DeLTA's model already covers; ``batch`` independent
+    such products (``bmm``: an A and a B per batch) as its groups."""
+    return ConvShape(n=m, c=k * batch, k=n * batch, h=1, w=1, groups=batch)
 
 
 def _tile(elem_bytes: int, tile: tuple[int, int, int] | None) -> tuple[int, int, int]:
@@ -105,7 +126,7 @@ def _halo_reuse(shape: ConvShape, blk_m: int) -> float:
     width = min(blk_m, shape.q)
     height = math.ceil(blk_m / shape.q) if shape.q else 1
     height = min(height, shape.p)
-    unique = ((height - 1) * shape.stride + shape.r) * ((width - 1) * shape.stride + shape.s)
+    unique = ((height - 1) * shape.stride + shape.r_span) * ((width - 1) * shape.sw + shape.s_span)
     return max(1.0, (height * width * shape.r * shape.s) / unique)
 
 
@@ -120,8 +141,9 @@ def conv_traffic(
     blk_m, blk_n, _blk_k = _tile(elem_bytes, tile)
     grid_m, grid_n = math.ceil(m / blk_m), math.ceil(n_gemm / blk_n)
     ctas = grid_m * grid_n * g
-    a_panel = blk_m * k_gemm * elem_bytes
-    b_panel = blk_n * k_gemm * elem_bytes
+    # a panel holds no more rows (columns) than the matrix: a GEMV's A is one row, not a 128-row tile
+    a_panel = min(blk_m, m) * k_gemm * elem_bytes
+    b_panel = min(blk_n, n_gemm) * k_gemm * elem_bytes
     c_bytes = m * n_gemm * g * elem_bytes
     tap_bytes = (shape.c // g) * elem_bytes
     gather = 1.0 if shape.r * shape.s == 1 else math.ceil(tap_bytes / SECTOR_BYTES) * SECTOR_BYTES / tap_bytes
@@ -132,7 +154,9 @@ def conv_traffic(
     b_total = shape.k * (shape.c // g) * shape.r * shape.s * elem_bytes
     compulsory = a_total + b_total + c_bytes
     dram = (
-        None if gpu is None else _dram(gpu, ctas, grid_m, a_panel / halo, b_panel, a_total, b_total, c_bytes)
+        None
+        if gpu is None
+        else _dram(gpu, ctas, (grid_m, grid_n * g), a_panel / halo, b_panel, a_total, b_total, c_bytes)
     )
     kind = "conv" if shape.r * shape.s > 1 or shape.h * shape.w > 1 else "gemm"
     return Traffic(
@@ -151,20 +175,22 @@ def conv_traffic(
 def _dram(
     gpu: GpuSpec,
     ctas: int,
-    grid_m: int,
+    grid: tuple[int, int],
     a_panel: float,
     b_panel: float,
     a_total: int,
     b_total: int,
     c_bytes: int,
 ) -> float:
-    """L2 misses: a matrix fitting in half the L2 is read once; otherwise each wave re-reads its unique panels."""
+    """L2 misses: a matrix fitting in half the L2 is read once; otherwise each wave re-reads its unique panels.
+    ``grid``: the CTAs along M, and along N (all groups')."""
+    grid_m, grid_n = grid
     resident = max(1, gpu.sm_count * gpu.ctas_per_sm)
     waves = math.ceil(ctas / resident)
     half_l2 = gpu.l2_bytes / 2
-    # M-major rasterization: a wave spans `resident` consecutive CTAs down the M dimension
-    a_per_wave = min(resident, grid_m) * a_panel
-    b_per_wave = math.ceil(resident / grid_m) * b_panel
+    # M-major rasterization: a wave spans `resident` consecutive CTAs down the M dimension (no more than exist)
+    a_per_wave = min(resident, grid_m, ctas) * a_panel
+    b_per_wave = min(math.ceil(min(resident, ctas) / grid_m), grid_n) * b_panel
     a = a_total if a_total <= half_l2 else waves * a_per_wave
     b = b_total if b_total <= half_l2 else waves * b_per_wave
     return a + b + c_bytes

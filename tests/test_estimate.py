@@ -345,3 +345,40 @@ def test_rl_estimate_of_a_changed_model_says_so(tmp_path, monkeypatch) -> None: 
     assert "--force replaces it" in changed.stderr
     replaced = run("nn.Linear(64, 64), nn.ReLU()", "--force")
     assert replaced.output.startswith("replaced ") and " 3 ops " in replaced.output
+
+
+def test_traffic_shapes_follow_the_op() -> None:
+    """Modelled DRAM fell below the compulsory bytes (docs/model.md: never): a convolution's P, Q took the first
+    axis' stride and padding for both and no dilation, a transposed convolution was modelled as a forward one with
+    its channels swapped, bmm shared one B over its batch; and a GEMV (M = 1) was 1.69x its compulsory bytes: a
+    128-row A panel for one row, 108 B panels a wave where 64 exist."""
+    from rooflake.instrument.traffic import ConvShape
+
+    a100 = GpuSpec("A100", sm_count=108, l2_bytes=40 * 2**20)
+    shape = ConvShape(n=2, c=16, k=32, h=32, w=32, r=3, s=5, stride=1, pad=1, stride_w=2, pad_w=2)
+    assert (shape.p, shape.q) == (32, 16)
+    assert ConvShape(n=1, c=1, k=1, h=32, w=32, r=3, s=3, pad=2, dilation=2).p == 32
+
+    def rows(m: nn.Module, *x: torch.Tensor, dtype: torch.dtype | None = None) -> list[dict]:
+        return [r for r in estimate_rows(m, x, gpu=a100, dtype=dtype) if r["traffic_model"] or r["flops"]]
+
+    for m, x in (
+        (nn.Conv2d(16, 32, (3, 5), stride=(1, 2), padding=(1, 2)), torch.empty(2, 16, 32, 32)),
+        (nn.Conv2d(16, 32, 3, dilation=2, padding=2), torch.empty(2, 16, 32, 32)),
+    ):
+        (r,) = rows(m, x)
+        assert r["bytes_dram"] >= r["bytes_compulsory"] and r["bytes_l2"] >= r["bytes_dram"], r
+    (r,) = rows(nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1), torch.empty(2, 16, 16, 16))
+    assert r["flops"] > 0 and r["traffic_model"] is None and r["bytes_dram"] is None
+
+    class Bmm(nn.Module):
+        def forward(self, a, b):  # type: ignore[no-untyped-def]
+            return torch.bmm(a, b)
+
+    (r,) = rows(Bmm(), torch.empty(128, 256, 64), torch.empty(128, 64, 256))
+    assert (
+        r["bytes_dram"] == r["bytes_compulsory"] == 4 * 128 * (2 * 256 * 64 + 256 * 256)
+    )  # was 42.0 MB < 50.3
+    (r,) = rows(nn.Linear(8192, 8192, bias=False), torch.empty(1, 8192), dtype=torch.float16)
+    assert r["bytes_dram"] == r["bytes_compulsory"]  # was 226.5 MB for 134.3 MB
+    assert r["bytes_l1"] <= 1.01 * r["bytes_compulsory"]  # was 268 MB

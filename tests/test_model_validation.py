@@ -26,9 +26,9 @@ FA_BEFORE, FA_AFTER = (
 )
 EXPECTED: dict[tuple[str, int, str], float] = {
     (ESMM, 0, "l1_read"): 1.01, (ESMM, 0, "l2_read"): 0.96, (ESMM, 0, "dram"): 0.79,
-    (ESMM, 1, "l1_read"): 1.01, (ESMM, 1, "l2_read"): 1.00, (ESMM, 1, "dram"): 1.26,
-    (ESMM, 2, "l1_read"): 1.02, (ESMM, 2, "l2_read"): 1.00, (ESMM, 2, "dram"): 1.09,
-    (ESMM, 3, "l1_read"): 1.00, (ESMM, 3, "l2_read"): 1.00, (ESMM, 3, "dram"): 0.93,
+    (ESMM, 1, "l1_read"): 1.01, (ESMM, 1, "l2_read"): 1.00, (ESMM, 1, "dram"): 1.37,
+    (ESMM, 2, "l1_read"): 1.02, (ESMM, 2, "l2_read"): 1.00, (ESMM, 2, "dram"): 1.18,
+    (ESMM, 3, "l1_read"): 1.00, (ESMM, 3, "l2_read"): 1.00, (ESMM, 3, "dram"): 1.01,
     (NAIVE, 0, "flops"): 1.0015, (NAIVE, 0, "l1_read"): 32.02, (NAIVE, 0, "l2_read"): 1.02, (NAIVE, 0, "dram_read"): 1.03,
     (NAIVE, 1, "flops"): 1.0015, (NAIVE, 1, "l1_read"): 32.02, (NAIVE, 1, "l2_read"): 1.02, (NAIVE, 1, "dram_read"): 1.03,
     (CUTLASS, 0, "l1_read"): 0.006, (CUTLASS, 0, "l2_read"): 1.00, (CUTLASS, 0, "dram_read"): 1.09,
