@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from rooflake.schema import COLUMNS, QueryError
 from rooflake.schema.duck import fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.layout import ALL_TABLES, PART
-from rooflake.store.manifest import read_manifest
+from rooflake.store.manifest import Stamp, manifest_stamp, read_manifest_stamped
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -91,6 +91,8 @@ class Sources:
     held: frozenset[str]
     keep: frozenset[str] | None
     local: bool
+    #: a local store: the compacted.json read (:meth:`Database.moved` compares it with the store's now)
+    stamp: Stamp = None
 
     @functools.cached_property
     def published(self) -> dict[str, str]:
@@ -206,11 +208,12 @@ def take_sources(root: Path | Snapshot, only_runs: list[str] | None) -> Sources:
             parts = {t: {r: f for r, f in p.items() if r in keep} for t, p in parts.items()}
     else:  # listed when a query needs every run's files (Folder)
         parts = {t: Folder(root, t, keep) for t in ALL_TABLES}
-        manifest = read_manifest(root)
+        manifest, stamp = read_manifest_stamped(root)
         compacted = {t: [str(root / f) for f in fs] for t, fs in manifest.files.items()}
         in_compacted = manifest.runs
-    # a runs folder counts as published; whether its file is in place is checked for the files a query binds
-    return Sources(parts, compacted, in_compacted, keep, isinstance(root, Path))
+        # a runs folder counts as published; whether its file is in place is checked for the files a query binds
+        return Sources(parts, compacted, in_compacted, keep, True, stamp)
+    return Sources(parts, compacted, in_compacted, keep, False)
 
 
 def _failing_view(con: Any, table: str, error: str) -> None:
@@ -339,24 +342,35 @@ class Database:
         #: a store on object storage: what was listed, and the runs listed (:meth:`refresh` lists again)
         self.snapshot: Snapshot | None = None
         self.only_runs: list[str] | None = None
+        #: a local store: its folder (:meth:`refresh` lists it again)
+        self.root: Path | None = None
         #: whether this DuckDB's binder names the stand-ins a statement reads through views and macros
         #: (:func:`bound_tables`; checked once by :func:`_check_planner`, None while it checks)
         self.binds: bool | None = False
 
     def stale(self, error: Exception) -> bool:
-        """Whether ``error`` says a file of this database's :class:`Snapshot` is gone: on object storage a
-        compaction or a ``--force`` re-ingest deletes the files it replaced after its commit, so a listing taken
-        before that commit names files that no longer exist (list again: :meth:`refresh`)."""
-        return self.snapshot is not None and _GONE.search(str(error)) is not None
+        """Whether ``error`` says a file the database listed is gone: a compaction or a ``--force`` re-ingest
+        deletes the files it replaced after its commit, so a listing taken before that commit names files that no
+        longer exist (list again: :meth:`refresh`)."""
+        return (self.snapshot is not None or self.root is not None) and _GONE.search(str(error)) is not None
+
+    def moved(self) -> bool:
+        """Whether a compaction of this local store committed since its sources were taken (``compacted.json``
+        is another file): the partitions it compacted may be gone from a listing made since, their runs not yet
+        in the compacted files the database knows (:meth:`point` then lists again)."""
+        return self.root is not None and manifest_stamp(self.root) != self.sources.stamp
 
     def refresh(self, con: Any) -> None:
-        """List the store on object storage again and read what it holds now (every run whole, before or after
-        any commit): the sources, ``__published`` (``published.sql``), and the views on their next query."""
+        """List the store again and read what it holds now (every run whole, before or after any commit): the
+        sources, ``__published`` (``published.sql``), and the views on their next query."""
         from rooflake.store.remote import Snapshot
 
-        assert self.snapshot is not None, "refresh() of a local store's database"
-        self.snapshot = Snapshot.take(self.snapshot.url, self.only_runs)
-        self.sources = take_sources(self.snapshot, self.only_runs)
+        if self.snapshot is not None:
+            self.snapshot = Snapshot.take(self.snapshot.url, self.only_runs)
+            self.sources = take_sources(self.snapshot, self.only_runs)
+        else:
+            assert self.root is not None, "refresh() of a database of no store"
+            self.sources = take_sources(self.root, self.only_runs)
         _published(con, self.sources)
         self.pointed = {}
         self.union |= self.guessed
@@ -410,38 +424,49 @@ class Database:
 
     def point(self, con: Any, runs: dict[str, Runs]) -> None:
         """Make each table's view read the files of ``runs[table]`` (None: all), creating only the views whose
-        files change. A table whose files DuckDB cannot bind (a damaged footer) gets a view that fails when read,
-        naming the file; the other tables still work."""
+        files change. A table whose files DuckDB cannot bind (a damaged footer, a file gone) gets a view that fails
+        when read, naming the file; the other tables still work. On a local store a compaction that committed
+        meanwhile (:meth:`moved`) makes it list again (at most :data:`RELIST` times): the partitions it removed are
+        in its compacted files, which a listing made before would miss (a run read neither way)."""
+        for _ in range(RELIST):
+            self._point(con, runs)
+            if not self.moved():
+                return
+            self.refresh(con)
+        self._point(con, runs)
+
+    def _point(self, con: Any, runs: dict[str, Runs]) -> None:
+        """:meth:`point` over the sources as listed."""
         import duckdb
 
         for t in ("runs", *[t for t in ALL_TABLES if t != "runs"]):
             lists = tuple(tuple(self.sources.files(t, src, runs.get(t, frozenset()))) for src in SOURCES)
             if self.pointed.get(t) == lists:
                 continue
-            branches = []
             self.guessed.discard(t)
-            for src, files in zip(SOURCES, lists, strict=True):
-                if not files:
-                    continue
-                ordered = (
-                    self.first_complete(con, t, list(files))
-                    if len(files) > 1 and t not in self.union
-                    else None
-                )
-                if ordered is not None:
-                    self.guessed.add(t)
-                listed = "[" + ", ".join(f"'{sql_str(f)}'" for f in ordered or files) + "]"  # a literal list
-                union = "false" if ordered is not None else "true"
-                branch = "read_branch.sql" if src == "compacted" and self.sources.mixed else "read_files.sql"
-                branches.append(sql_template(PKG, branch, files=listed, source=src, union=union))
-            view = sql_template(
-                PKG, "table_view.sql", table=t, columns=_columns(t), sources="\n".join(branches)
-            )
-            try:
-                con.execute(view)
-            except duckdb.Error as e:  # a damaged footer: this table fails when read, the others work
+            try:  # a file gone or with a damaged footer: this table fails when read, the others work
+                con.execute(self._view(con, t, lists))
+            except duckdb.Error as e:
                 _failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
             self.pointed[t] = lists
+
+    def _view(self, con: Any, t: str, lists: tuple[tuple[str, ...], ...]) -> str:
+        """The statement (``table_view.sql``) making table ``t``'s view read ``lists`` (the files of each source).
+        Raises ``duckdb.Error`` when a file's columns cannot be read (:meth:`first_complete`)."""
+        branches = []
+        for src, files in zip(SOURCES, lists, strict=True):
+            if not files:
+                continue
+            ordered = (
+                self.first_complete(con, t, list(files)) if len(files) > 1 and t not in self.union else None
+            )
+            if ordered is not None:
+                self.guessed.add(t)
+            listed = "[" + ", ".join(f"'{sql_str(f)}'" for f in ordered or files) + "]"  # a literal list
+            union = "false" if ordered is not None else "true"
+            branch = "read_branch.sql" if src == "compacted" and self.sources.mixed else "read_files.sql"
+            branches.append(sql_template(PKG, branch, files=listed, source=src, union=union))
+        return sql_template(PKG, "table_view.sql", table=t, columns=_columns(t), sources="\n".join(branches))
 
     def plan(self, con: Any, sql: str, params: Any) -> tuple[Any, set[str] | None] | None:
         """``sql``'s plan on ``con`` over the empty stand-ins (EXPLAIN JSON) and the tables its binder names there
@@ -703,6 +728,8 @@ def build(
     db = Database(con, sources, sources.partitioned(PRUNE_FROM))
     if not isinstance(root, Path):
         db.snapshot, db.only_runs = root, only_runs
+    else:
+        db.root, db.only_runs = root, only_runs
     _point_first(db, con)  # a pruning database: at no file (its plans then need no temporary view)
     if db.prune:
         con.execute(sql_file(PKG, "plan_settings.sql"))

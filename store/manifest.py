@@ -72,13 +72,35 @@ def manifest_body(manifest: Manifest) -> dict[str, Any]:
     }
 
 
+#: which ``compacted.json`` a reader read: (inode, mtime in ns, size), None when there is none.
+#: :func:`write_manifest` replaces the file by a rename: each commit has a new one
+Stamp = tuple[int, int, int] | None
+
+
 def read_manifest(root: Path) -> Manifest:
     """The store's ``compacted.json`` (an empty :class:`Manifest` when the store was never compacted)."""
+    return read_manifest_stamped(root)[0]
+
+
+def read_manifest_stamped(root: Path) -> tuple[Manifest, Stamp]:
+    """The store's ``compacted.json`` and the :data:`Stamp` of the very file read (:func:`read_manifest`)."""
     try:
-        raw = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+        f = open(root / MANIFEST, encoding="utf-8")  # noqa: SIM115 - closed below, stamped while open
     except FileNotFoundError:
-        return Manifest()
-    return parse_manifest(raw)
+        return Manifest(), None
+    with f:
+        st = os.fstat(f.fileno())
+        raw = json.load(f)
+    return parse_manifest(raw), (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def manifest_stamp(root: Path) -> Stamp:
+    """The :data:`Stamp` of the store's ``compacted.json`` now (one ``stat``)."""
+    try:
+        st = os.stat(root / MANIFEST)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def compacted_runs(root: Path) -> frozenset[str]:

@@ -375,3 +375,50 @@ def test_a_generation_split_into_several_files_answers_the_same(source, store, m
     assert {str(p.relative_to(root)) for p in root.glob("*/compacted/*")} == {
         f for fs in compact.read_manifest(root).files.values() for f in fs
     }
+
+
+@pytest.mark.parametrize("copies", [8, 70])  # a database reading every file, and one pruning query by query
+def test_a_reader_open_across_a_compaction_sees_every_run(source, tmp_path: Path, copies: int) -> None:
+    """A reader that took the store's sources before a compaction committed and queried after it removed the
+    partitions: with every file pointed at open, the query failed ("No files found"); with the folders listed per
+    query, the compacted runs were in neither the old manifest nor a folder: silently left out (17 runs -> 16)."""
+    root = tmp_path / "store"
+    shutil.copytree(source, root)
+    ids = copy_runs(source, root, copies)
+    s = Store(root)
+    want = len(ids) + 4
+    con = s.connect()
+    compact.compact(root)
+    assert not list((root / "runs").glob("run_id=*"))  # the partitions are gone
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (want,)
+    assert con.execute("SELECT count(DISTINCT run_id) FROM kernels").fetchone() == (
+        want,
+    )  # every run has some
+    one = ids[-1]
+    assert con.execute("SELECT count(*) FROM runs WHERE run_id = $r", {"r": one}).fetchone() == (1,)
+
+
+def test_a_compacted_file_gone_fails_its_table_only(store) -> None:
+    """A compacted file deleted (by hand, or by a compaction merging generations under a reader) ended every
+    command in a traceback (parquet_schema of the file, while pointing the views): only its table fails, with
+    one Error line naming it."""
+    from typer.testing import CliRunner
+
+    root, _ = store
+    compact.compact(root)
+    ert = (
+        FIXTURES
+        / "ert"
+        / "WeakKnight__roofline__ERT__Results__Results.kingspeak-p100-gpu.01__Run.002__roofline.json"
+    )
+    (new,) = list(ingest_paths([ert], root))
+    compact.compact(root)  # two generations: the views read their files in an order checked first
+    files = json.loads((root / "compacted.json").read_text())["files"]["ceilings"]
+    assert len(files) == 2, files
+    gone = root / files[-1]
+    gone.unlink()
+    r = CliRunner().invoke(app, ["runs", "--store", str(root)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["sql", "SELECT count(*) FROM ceilings", "--store", str(root)])
+    assert r.exit_code == 1 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert r.stderr.startswith("Error: ") and gone.name in r.stderr
