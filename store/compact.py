@@ -421,12 +421,16 @@ def compact(root: Path | str) -> CompactResult:
             return compact_remote(root)
         root = Path(root)
     from rooflake.store.layout import ensure_root
-    from rooflake.store.publish import store_lock
+    from rooflake.store.publish import clean_staging, store_lock
 
     staging = ensure_root(root)
     try:
-        with local_lock(root), store_lock(root):
-            return _compact_locked(root, staging)
+        with local_lock(root):  # (another compaction running: refused here, before any wait)
+            # a --force re-ingest killed between its renames left a run half old, half new: rolled back first (as
+            # the next ingest would), never compacted so
+            clean_staging(root)
+            with store_lock(root):
+                return _compact_locked(root, staging)
     except (OSError, duckdb.Error, pa.ArrowException) as e:  # pyarrow reads the compacted runs files
         why = e.strerror if isinstance(e, OSError) and e.strerror else " ".join(str(e).split())
         raise StoreError(f"cannot compact store {root}: {why}") from e

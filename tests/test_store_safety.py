@@ -21,7 +21,7 @@ from rooflake.pipeline import expand_paths, ingest_file, ingest_paths
 from rooflake.schema import QueryError
 from rooflake.store import Store
 
-from _support import fixture, snapshot
+from _support import FIXTURES, fixture, snapshot
 
 REPORT = fixture("AveryClapp__ESMM-Research__profile_output")  # 4 kernels, 1252 metrics, NVIDIA A10G
 
@@ -306,3 +306,47 @@ def test_doctor_tells_a_file_of_other_columns_from_a_damaged_one(tmp_path: Path)
     (row,) = Store(root).doctor().to_pylist()
     assert (row["problem"], row["path"]) == ("other-columns", str(part))
     assert "missing ['unit']" in row["error"] and "--force" in row["error"]
+
+
+BERT_CSV = (
+    FIXTURES
+    / "csv"
+    / "leleucas__Actual-Parameter-Collection-for-Machine-Learning-Operators__attention__actual_parameter_analysis__data__5-9__bert_torch_nsight.csv"
+)
+DIES_IN_SWAP = """
+import os, sys
+from pathlib import Path
+from rooflake.store import publish
+from rooflake.pipeline import ingest_file
+
+moved = publish._move_in
+
+def move_in(root, run_id, stage, name):
+    moved(root, run_id, stage, name)
+    if name == "kernels":  # killed (OOM, kill -9) between two renames of a --force swap
+        os._exit(137)
+
+publish._move_in = move_in
+ingest_file(Path(sys.argv[1]), Path(sys.argv[2]), force=True, fp16="nersc")
+"""
+
+
+def test_compaction_rolls_back_a_swap_killed_halfway_first(tmp_path: Path) -> None:
+    """A `--force` re-ingest killed between its renames leaves the new kernels beside the old runs row until the
+    next ingest rolls it back; `rl compact` wrote that half-old, half-new run into its files for good. It rolls
+    back dead writers' swaps first, as an ingest does."""
+    from rooflake.store import compact
+
+    root = tmp_path / "store"
+    run_id = ingest_file(BERT_CSV, root).run_id  # FP16 work: its FLOPs differ under the nersc convention
+    con = Store(root).connect()
+    before = con.execute("SELECT kernel_id, flops_fp16 FROM kernels ORDER BY 1").fetchall()
+    proc = subprocess.run([sys.executable, "-c", DIES_IN_SWAP, str(BERT_CSV), str(root)], check=False)
+    assert proc.returncode == 137
+    compact.compact(root)
+    con = Store(root).connect()
+    assert con.execute("SELECT kernel_id, flops_fp16 FROM kernels ORDER BY 1").fetchall() == before
+    assert con.execute("SELECT fp16_convention FROM runs WHERE run_id = $r", {"r": run_id}).fetchone() == (
+        "ncu",
+    )
+    assert not any((root / ".staging").iterdir())
