@@ -17,6 +17,7 @@ build the fifteen others (issue 14). ``rl --help``, an unknown command, and the 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from typing import Any
 
@@ -81,6 +82,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM's handler: exit (status 143) from wherever the main thread is."""
+    sys.exit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point (``rl``): the app with the commands ``sys.argv[1]`` names (every one for
     anything else: help, ``--version``, a mistyped command); for a command of :data:`QUERYING`, DuckDB starts
@@ -89,6 +95,9 @@ def main() -> None:
         from rooflake.store import early
 
         early.start()
+    # SIGTERM (systemd, cron and CI timeouts) ends rl as Ctrl-C does: unwinding, so that worker processes are
+    # terminated and temporary folders removed, exit status 128 + 15
+    signal.signal(signal.SIGTERM, _terminated)
     load(COMMANDS.get(sys.argv[1], MODULES) if len(sys.argv) > 1 else MODULES)(prog_name="rl")
 
 

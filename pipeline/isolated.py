@@ -17,10 +17,14 @@ from typing import Any, cast
 
 
 def _serve(conn: Connection, fn: Callable[[Any], Any]) -> None:
-    """Body of a worker process: one job from ``conn`` (None: none left), its result back."""
-    job = conn.recv()
-    if job is not None:
-        conn.send(fn(job))
+    """Body of a worker process: one job from ``conn`` (None: none left), its result back; nothing more, without
+    a word, when the parent is gone (``rl ingest`` terminated: each worker printed a traceback)."""
+    try:
+        job = conn.recv()
+        if job is not None:
+            conn.send(fn(job))
+    except (EOFError, BrokenPipeError):  # the other end closed: the parent exited
+        pass
     conn.close()
 
 

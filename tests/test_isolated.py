@@ -55,3 +55,20 @@ def test_open_files_stay_flat_in_the_number_of_jobs() -> None:
             time.sleep(0.3)  # the finished processes exit
             seen.append(len(os.listdir("/proc/self/fd")))
     assert seen[1] <= seen[0] + 4, seen
+
+
+def test_a_worker_whose_parent_is_gone_ends_without_a_word(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The parent gone (rl ingest terminated) before a worker's job came, or before its result went: each worker
+    printed a traceback (EOFError, BrokenPipeError)."""
+    from multiprocessing import Pipe
+
+    from rooflake.pipeline.isolated import _serve
+
+    parent, child = Pipe()
+    parent.close()
+    _serve(child, pid_of)  # no job will come: returns
+    parent, child = Pipe()
+    parent.send(5)
+    parent.close()
+    _serve(child, pid_of)  # its result has nowhere to go: returns
+    assert capsys.readouterr() == ("", "")

@@ -350,3 +350,28 @@ def test_compaction_rolls_back_a_swap_killed_halfway_first(tmp_path: Path) -> No
         "ncu",
     )
     assert not any((root / ".staging").iterdir())
+
+
+def test_sigterm_ends_rl_ingest_as_ctrl_c_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SIGTERM (what systemd, cron and CI timeouts send) killed rl at once: each worker then printed a traceback
+    and went on alone. rl exits 143 and stops its workers; the store reads whole."""
+    from _support import NCU
+
+    store = tmp_path / "store"
+    cmd = [
+        sys.executable,
+        "-c",
+        "from rooflake.cli import main; main()",
+        "ingest",
+        str(NCU),
+        "--store",
+        str(store),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list((store / "runs").glob("run_id=*")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # in the middle of the batch: a run published, others in the workers
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    assert Store(store).doctor().num_rows == 0
