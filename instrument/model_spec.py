@@ -31,11 +31,12 @@ def raised(e: BaseException) -> str:
 
 def load_factory(spec: str) -> Any:
     """The callable named by ``PACKAGE.MODULE:FACTORY`` (the current directory is importable, as for ``python -m``).
-    Raises :class:`UsageError` naming the spec when it cannot be imported (whatever importing the module raised:
-    a syntax error, an exception at its top level) or is not callable."""
+    Raises :class:`BadArgument` for a spec without ``:``, :class:`UsageError` naming the spec when it cannot be
+    imported (whatever importing the module raised: a syntax error, an exception at its top level) or is not
+    callable."""
     module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise UsageError(
+    if not module or not attr:  # (a malformed argument: exit 2)
+        raise BadArgument(
             f"model {spec!r}: expected PACKAGE.MODULE:FACTORY (e.g. torchvision.models:resnet50)"
         )
     if str(Path.cwd()) not in sys.path:
@@ -89,12 +90,12 @@ def parse_input(spec: str) -> Any:
 
 def gpu_spec(name: str) -> tuple[GpuSpec, str]:
     """The traffic model's view of a GPU from the datasheet catalog: (spec, catalog name). ``name`` may be a
-    device name (``NVIDIA A100-SXM4-40GB``) or a catalog key. Raises :class:`UsageError` when it matches no GPU,
-    several, or one without SM count and L2 size."""
+    device name (``NVIDIA A100-SXM4-40GB``) or a catalog key. Raises :class:`BadArgument` when it matches no GPU or
+    several, :class:`UsageError` for one without SM count and L2 size."""
     found = ds.candidates(name)
     if len(found) != 1:
         hint = f"one of {', '.join(found)}" if found else f"known: {', '.join(g['gpu'] for g in ds.gpus())}"
-        raise UsageError(f"--gpu {name!r} matches {len(found)} GPUs of the datasheet catalog ({hint})")
+        raise BadArgument(f"--gpu {name!r} matches {len(found)} GPUs of the datasheet catalog ({hint})")
     key = found[0]
     props = {r["quantity"]: r["value"] for r in ds.numbers().to_pylist() if r["gpu"] == key}
     if "SM_COUNT" not in props or "L2_BYTES" not in props:
@@ -123,8 +124,10 @@ def estimate_spec(
     cast = None
     if dtype is not None:
         cast = getattr(torch, dtype, None)
-        if not isinstance(cast, torch.dtype):
-            raise BadArgument(f"--dtype {dtype!r}: not a torch dtype (float32, float16, bfloat16, ...)")
+        if not isinstance(cast, torch.dtype) or not cast.is_floating_point:  # (int8 failed in the model)
+            raise BadArgument(
+                f"--dtype {dtype!r}: not a floating-point torch dtype (float32, float16, bfloat16, ...)"
+            )
     spec, gpu_key = gpu_spec(gpu) if gpu else (None, None)
     model = build_model(factory)
     example = tuple(parse_input(s) for s in inputs)

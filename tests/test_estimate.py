@@ -223,13 +223,25 @@ def test_rl_estimate_bad_input_is_one_error_line(tmp_path) -> None:  # type: ign
         (["estimate", "torch_models:resnet50", "--input", "1x3xZ"], "expected a shape like", 2),
         (
             ["estimate", "torch_models:resnet50", "--input", "1x3x8x8", "--dtype", "foo"],
-            "not a torch dtype",
+            "not a floating-point torch dtype",
             2,
         ),
+        # an integer dtype, a spec without ':', an unknown or ambiguous GPU: exit 2 (they were 1)
+        (
+            ["estimate", "torch_models:resnet50", "--input", "1x3x8x8", "--dtype", "int8"],
+            "not a floating-point",
+            2,
+        ),
+        (["estimate", "torch_models.resnet50", "--input", "1x3x8x8"], "expected PACKAGE.MODULE:FACTORY", 2),
         (
             ["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "Z9000"],
             "matches 0 GPUs",
-            1,
+            2,
+        ),
+        (
+            ["estimate", "torch_models:resnet50", "--input", "1x3x224x224", "--gpu", "H100"],
+            "GPUs of the datasheet",
+            2,
         ),
     ]:
         res = CliRunner().invoke(app, [*args, "--store", str(tmp_path / "s")])
