@@ -61,6 +61,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rooflake.store.database import RELIST, gist, gone
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART
 from rooflake.store.manifest import (  # noqa: F401 (compacted_runs: re-exported)
     MANIFEST,
@@ -437,6 +438,10 @@ def compact(root: Path | str) -> CompactResult:
 
 
 # ---- object storage -----------------------------------------------------------------------------------------
+class _Relist(Exception):
+    """A file a remote compaction listed was gone when read (another ingest replaced it): list again."""
+
+
 def _raced(url: str) -> Exception:
     from rooflake.schema import StoreError
 
@@ -596,7 +601,9 @@ def _compact_remote_locked(url: str) -> CompactResult:
         except (OSError, duckdb.Error) as e:
             if _remote_manifest(url)[1] != etag:
                 raise _raced(url) from e
-            raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
+            if gone(e):  # a --force re-ingest replaced a partition listed: list again (compact_remote)
+                raise _Relist(gist(e)) from e
+            raise StoreError(f"cannot compact store {url}: {gist(e)}") from e
         written = _runs_written(staged)
         gen = remote.new_generation()
         manifest = _new_manifest(old, the_plan, gen, compacted_names(gen, staged), written)
@@ -622,8 +629,16 @@ def compact_remote(url: str, stale_after_s: float = LOCK_STALE_S) -> CompactResu
     from rooflake.schema import StoreError
 
     with remote_lock(url, stale_after_s):
-        try:
-            return _compact_remote_locked(url)
-        # pyarrow reads the compacted runs files (_held_runs, _runs_written)
-        except (OSError, pa.ArrowException) as e:
-            raise StoreError(f"cannot compact store {url}: {' '.join(str(e).split())}") from e
+        for attempt in range(RELIST + 1):
+            try:
+                return _compact_remote_locked(url)
+            except _Relist as e:  # files listed were replaced meanwhile: over a new listing
+                if attempt == RELIST:
+                    raise StoreError(
+                        f"cannot compact store {url}: runs were re-ingested (--force) while it ran, {RELIST + 1} "
+                        f"times; it changed nothing: run it again ({e})"
+                    ) from e
+            # pyarrow reads the compacted runs files (_held_runs, _runs_written)
+            except (OSError, pa.ArrowException) as e:
+                raise StoreError(f"cannot compact store {url}: {gist(e)}") from e
+    raise AssertionError("unreachable")  # (the loop returns or raises)

@@ -67,6 +67,26 @@ _GONE = re.compile(
 )
 #: times a statement is run again over a new listing of a store on object storage whose files changed meanwhile
 RELIST = 3
+_TRACEBACK_LAST = re.compile(r"^\s*(\w+(?:Error|Exception)\b.*)$", re.M)
+
+
+def gone(error: Exception) -> bool:
+    """Whether ``error`` says a file read is gone (deleted since it was listed)."""
+    return _GONE.search(str(error)) is not None
+
+
+def gist(error: Exception) -> str:
+    """``error``'s text on one line; where it carries a Python traceback (DuckDB's message of an error raised in
+    fsspec, which it reads through), the traceback's last line (``FileNotFoundError: The specified key does not
+    exist.``) in its place."""
+    text = str(error)
+    if "Traceback (most recent call last)" in text:
+        found = _TRACEBACK_LAST.findall(text)
+        head = text.split("Traceback (most recent call last)")[0]
+        text = f"{head.rstrip(' :')}: {found[-1]}" if found else head
+    return " ".join(text.split())
+
+
 _VIEW_DDL = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?VIEW|DROP\s+VIEW)\b", re.I)
 
 
