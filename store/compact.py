@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflake.store.database import RELIST, gist, gone
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART
+from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, PART
 from rooflake.store.manifest import (  # noqa: F401 (compacted_runs: re-exported)
     MANIFEST,
     Manifest,
@@ -74,7 +74,6 @@ from rooflake.store.manifest import (  # noqa: F401 (compacted_runs: re-exported
     write_manifest,
 )
 
-COMPACTED = "compacted"
 ROW_GROUP_ROWS = 65_536
 #: a compacted file is closed, and the generation's next file of the table begun, once it holds this many bytes
 #: (at a row group's end): files stay in the 128 MB - 1 GB range Spark's and Trino's splits suit, and far below

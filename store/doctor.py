@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from rooflake.schema import TABLES
 from rooflake.schema.duck import sql_file
-from rooflake.store.layout import ALL_TABLES, PART, STAGING, partition, run_ids
+from rooflake.store.layout import ALL_TABLES, COMPACTED, PART, STAGING, partition, run_ids
 from rooflake.store.manifest import read_manifest
 from rooflake.store.publish import pid_alive
 
@@ -94,6 +94,24 @@ def _missing(root: Path, published: list[dict[str, Any]]) -> list[dict[str, str]
     return out
 
 
+#: a partition of a run the compacted files hold and no runs partition publishes: a leftover
+LEFT_PARTITION = (
+    "a partition of a run the compacted files hold (a compaction stopped while removing them): rl reads the "
+    "compacted rows, a plain glob over the table reads them twice; the next rl compact deletes it"
+)
+
+
+def _unnamed(root: Path, table: str, named: set[Path]) -> list[dict[str, str]]:
+    """Compacted files of ``table`` that ``compacted.json`` does not name (``named``): unpublished leftovers."""
+    folder = root / table / COMPACTED
+    why = (
+        "a compacted file compacted.json does not name (a compaction running, or one stopped before its commit): "
+        "rl ignores it, a plain glob over the table reads its rows twice; the next rl compact deletes it"
+    )
+    found = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    return [_row(table, "", f, "unpublished", why) for f in found if f not in named]
+
+
 def _staging(root: Path) -> list[dict[str, str]]:
     d = root / STAGING
     out = []
@@ -113,7 +131,9 @@ def doctor(root: Path) -> pa.Table:
     fails every query of its table; ``other-columns`` — a file written with other columns than its table's
     (another schema version), which fails the table's queries as well; ``missing`` — a published run whose
     ``runs`` row counts kernels or metrics that have no file; ``unpublished`` — a partition whose run has no
-    ``runs`` row (invisible: a writer died before its commit); ``stale-staging`` — a dead writer's staging folder.
+    ``runs`` row (invisible: a writer died before its commit), or a leftover a plain glob would read twice (a
+    compacted file ``compacted.json`` does not name, a partition of a run the compacted files hold and no ``runs``
+    partition publishes); ``stale-staging`` — a dead writer's staging folder.
     The files of the last compaction (``compacted.json``) are checked as ``damaged`` or ``other-columns`` too, with
     an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file;
     raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
@@ -129,6 +149,7 @@ def doctor(root: Path) -> pa.Table:
             found = read_error(con, table, root / name)
             if found is not None:
                 rows.append(_row(table, "", root / name, *found))
+        rows += _unnamed(root, table, {root / n for n in manifest.files.get(table, [])})
         for run_id in run_ids(root, table):
             path = partition(root, table, run_id) / PART
             if table == "runs" and not path.exists():
@@ -141,5 +162,7 @@ def doctor(root: Path) -> pa.Table:
             elif run_id not in runs:
                 why = "no runs row: its rows are invisible; re-ingest the file or delete the folder"
                 rows.append(_row(table, run_id, path, "unpublished", why))
+            elif run_id in manifest.runs and not (partition(root, "runs", run_id) / PART).exists():
+                rows.append(_row(table, run_id, path, "unpublished", LEFT_PARTITION))
     rows += _missing(root, published) + _staging(root)
     return pa.Table.from_pylist(rows, schema=PROBLEMS)

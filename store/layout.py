@@ -20,6 +20,8 @@ DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage",
 ALL_TABLES = (*DATA_TABLES, "runs")
 STAGING = ".staging"
 PART = "part-0.parquet"
+#: the folder of a table's compacted files (STORE/<table>/compacted/part-<generation>.parquet)
+COMPACTED = "compacted"
 GLOB_CHARS = "*?[]{}"
 #: a URL (``scheme://path``); a store root of another scheme than ``file`` is on object storage
 URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<path>.*)$")

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import StoreError
 from rooflake.schema.duck import DuckTable, sql_str
-from rooflake.store.layout import ALL_TABLES, DATA_TABLES, GLOB_CHARS, URL, is_url  # noqa: F401 (re-exported: remote.is_url)
+from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, GLOB_CHARS, URL, is_url  # noqa: F401 (re-exported: remote.is_url)
 from rooflake.store.publish import PublishResult, write_part
 
 if TYPE_CHECKING:  # imported where used: reading a store needs no pyarrow (issue 14)
@@ -58,7 +58,6 @@ FEW_RUNS = 16
 # a committed compaction (the format of rooflake.store.compact: generation, files per table relative to the root,
 # runs), and the folder of its files, STORE/<table>/compacted/part-<gen>.parquet
 MANIFEST = "compacted.json"
-COMPACTED = "compacted"
 COMPACTED_FILE = re.compile(r"^(?P<table>[a-z_]+)/compacted/part-(?P<gen>[^/]+)\.parquet$")
 FILE = re.compile(
     r"^(?P<table>[a-z_]+)/run_id=(?P<run>[^/]+)/part-(?P<gen>[0-9a-f]{16}-[0-9a-f]{8})\.parquet$"

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from test_pruning import REPORTS, copy_runs, named_answers
@@ -152,6 +153,36 @@ def test_rl_doctor_after_compaction(store) -> None:
     assert (row["table"], row["run_id"], row["path"], row["problem"]) == (
         "kernels", "", str(kernels_file), "damaged",
     )  # fmt: skip
+
+
+def test_rl_doctor_names_the_leftovers_a_plain_glob_reads_twice(store) -> None:
+    """A compacted file compacted.json does not name and a partition of a run the compacted files hold (what a
+    compaction stopped after its rename or while removing partitions leaves): rl reads neither, a plain glob over
+    the table reads both; doctor said "every file reads whole". Both are unpublished; the next compaction deletes
+    them."""
+    from typer.testing import CliRunner
+
+    root, runs = store
+    compact.compact(root)
+    (kernels_file,) = (root / "kernels" / "compacted").glob("*.parquet")
+    extra = kernels_file.with_name("part-09999999999999999999.parquet")
+    shutil.copy(kernels_file, extra)
+    left = root / "metrics" / f"run_id={runs[0]}"
+    left.mkdir()
+    (metrics_file,) = (root / "metrics" / "compacted").glob("*.parquet")
+    metrics = pq.read_table(metrics_file)
+    pq.write_table(metrics.filter(pc.equal(metrics["run_id"], runs[0])), left / PART)  # its rows again
+    r = CliRunner().invoke(app, ["doctor", "--store", str(root), "-f", "json"])
+    assert r.exit_code == 1, r.output
+    rows = sorted((x["table"], x["run_id"], x["path"], x["problem"]) for x in json.loads(r.stdout))
+    assert rows == [
+        ("kernels", "", str(extra), "unpublished"),
+        ("metrics", runs[0], str(left / PART), "unpublished"),
+    ]
+    compact.compact(root)
+    assert not extra.exists() and not left.exists()
+    r = CliRunner().invoke(app, ["doctor", "--store", str(root)])
+    assert r.exit_code == 0 and "every file reads whole" in r.stdout, r.output
 
 
 # ---- incremental compaction (issue 15) --------------------------------------------------------------------------
