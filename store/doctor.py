@@ -16,7 +16,7 @@ from rooflake.schema import TABLES
 from rooflake.schema.duck import sql_file
 from rooflake.store.layout import ALL_TABLES, COMPACTED, PART, STAGING, partition, run_ids
 from rooflake.store.manifest import read_manifest
-from rooflake.store.publish import pid_alive
+from rooflake.store.publish import writer_alive
 
 PROBLEMS = pa.schema(
     [
@@ -117,7 +117,7 @@ def _staging(root: Path) -> list[dict[str, str]]:
     out = []
     for p in sorted(d.iterdir()) if d.is_dir() else []:
         parts = p.name.split(".")
-        if len(parts) == 3 and parts[1].isdigit() and not pid_alive(int(parts[1])):
+        if len(parts) == 3 and parts[1].isdigit() and not writer_alive(p):
             why = f"left by process {parts[1]}, which is gone; the next ingest cleans it"
             out.append(_row("", parts[0], p, "stale-staging", why))
     return out

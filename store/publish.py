@@ -85,6 +85,54 @@ def pid_alive(pid: int) -> bool:
     return state not in (["Z"], ["X"])
 
 
+#: a writer's liveness lock beside its staging folder: ``<stage>.alive``, flocked while it writes and swaps in
+ALIVE = ".alive"
+
+
+@contextlib.contextmanager
+def stage_held(stage: Path) -> Iterator[None]:
+    """Hold the flock of ``<stage>.alive`` (created first, before the folder) while the stage is written and swapped
+    in, and remove it after: the kernel drops it when the writer dies, whichever PID namespace it runs in (a
+    writer in another container on a shared volume has a PID the cleaner cannot see: :func:`writer_alive`)."""
+    lock = stage.with_name(stage.name + ALIVE)
+    while True:
+        f = open(lock, "a+b")  # noqa: SIM115 - closed below
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            if os.fstat(f.fileno()).st_ino == os.stat(lock).st_ino:
+                break  # (else a cleaner removed the file between its creation and the lock: take a new one)
+        except FileNotFoundError:
+            pass
+        f.close()
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # (before the unlock: a free lock file is a dead writer's)
+        f.close()
+
+
+def writer_alive(stage: Path) -> bool:
+    """Whether the writer of staging folder ``stage`` (``<run>.<pid>.<token>``) is alive: it holds the flock of
+    ``<stage>.alive`` (:func:`stage_held`); a folder without one (a writer of an older rooflake, or a compaction's)
+    by its PID (:func:`pid_alive`)."""
+    return _lock_held(stage.with_name(stage.name + ALIVE), stage.name.split(".")[1])
+
+
+def _lock_held(lock: Path, pid: str) -> bool:
+    """Whether ``lock``'s flock is held by another process; without the file, whether process ``pid`` lives."""
+    try:
+        f = open(lock, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return pid.isdigit() and pid_alive(int(pid))
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
 @contextlib.contextmanager
 def store_lock(root: Path) -> Iterator[None]:
     """Hold the store's exclusive flock (``STORE/.lock``); the kernel drops it when the holder dies."""
@@ -241,21 +289,23 @@ def publish(
         return PublishResult(run_id, "exists")
     stage = staging / f"{run_id}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
-        stage_run(stage, run_id, tables)
-        with store_lock(root):
-            existed = is_published(root, run_id)
-            if existed and not force:
-                return PublishResult(run_id, "exists")
-            swap_in(root, run_id, stage)
-        return PublishResult(run_id, "replaced" if existed else "ingested")
+        with stage_held(stage):
+            try:
+                stage_run(stage, run_id, tables)
+                with store_lock(root):
+                    existed = is_published(root, run_id)
+                    if existed and not force:
+                        return PublishResult(run_id, "exists")
+                    swap_in(root, run_id, stage)
+                return PublishResult(run_id, "replaced" if existed else "ingested")
+            finally:
+                remove_stage(stage)
     except OSError as e:
         raise _store_error(root, e) from e
-    finally:
-        remove_stage(stage)
 
 
 def clean_staging(root: Path) -> int:
-    """Remove the staging folders of dead (or zombie) writers; one killed in the middle of a swap is rolled back
+    """Remove the staging folders of dead (or zombie) writers (:func:`writer_alive`); one killed in the middle of a swap is rolled back
     first (:func:`roll_back`). Returns how many folders were removed. A dead writer's writability probe
     (``.rooflake-probe.PID.TOKEN``, left when it was killed between writing and unlinking it) goes too."""
     d = root / STAGING
@@ -269,11 +319,16 @@ def clean_staging(root: Path) -> int:
                 if pid.isdigit() and not pid_alive(int(pid)):
                     p.unlink(missing_ok=True)
                 continue
+            if p.name.endswith(ALIVE):  # a dead writer's lock whose folder is gone
+                if not p.with_name(p.name[: -len(ALIVE)]).exists() and not _lock_held(p, ""):
+                    p.unlink(missing_ok=True)
+                continue
             parts = p.name.split(".")
-            if len(parts) != 3 or not parts[1].isdigit() or pid_alive(int(parts[1])):
+            if len(parts) != 3 or not parts[1].isdigit() or writer_alive(p):
                 continue
             if (p / MANIFEST).exists() and (p / OLD).is_dir() and (p / "runs" / PART).exists():
                 roll_back(root, parts[0], p)
             remove_stage(p)
+            p.with_name(p.name + ALIVE).unlink(missing_ok=True)
             n += 1
     return n

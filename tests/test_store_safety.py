@@ -375,3 +375,32 @@ def test_sigterm_ends_rl_ingest_as_ctrl_c_does(tmp_path) -> None:  # type: ignor
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err, err
     assert Store(store).doctor().num_rows == 0
+
+
+def test_a_live_writer_in_another_pid_namespace_keeps_its_staging(tmp_path: Path) -> None:
+    """Writers in containers sharing one store volume: a writer's PID from another PID namespace is none here, so
+    clean-up (every ingest) deleted its staging folder while it wrote, and its ingest failed ("No such file");
+    doctor called it stale. A writer holds the flock of `<stage>.alive` while it writes: the kernel drops it when
+    the writer dies, whatever its PID."""
+    import fcntl
+
+    root = tmp_path / "store"
+    ingest_file(REPORT, root)
+    stage = root / ".staging" / f"{'a' * 16}.999999999.c0ffee00"  # a PID with no process in this namespace
+    lock = stage.with_name(stage.name + ".alive")
+    with open(lock, "a+b") as held:  # the writer's lock, as rooflake.store.publish.stage_held takes it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        stage.mkdir()
+        (stage / "partial").write_text("being written")
+        assert Store(root).clean_staging() == 0 and stage.is_dir()
+        assert "stale-staging" not in Store(root).doctor().column("problem").to_pylist()
+    # the writer gone (its lock dropped), its folder left
+    orphan = root / ".staging" / f"{'b' * 16}.999999999.c0ffee01.alive"  # died before making its folder
+    orphan.touch()
+    assert Store(root).doctor().column("problem").to_pylist() == ["stale-staging"]
+    assert Store(root).clean_staging() == 1
+    assert not stage.exists() and not lock.exists() and not orphan.exists()
+    run = ingest_file(
+        fixture("LakshyaSingh354__CudaCode__gemm__reps__naive"), root
+    )  # a real writer's lock, gone
+    assert run.status == "ingested" and sorted(p.name for p in (root / ".staging").iterdir()) == []
