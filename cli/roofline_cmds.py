@@ -66,9 +66,8 @@ def _draw_time(
     assert isinstance(points, pl.DataFrame)
     drawn = points.filter(pl.col("t_min_ns").is_not_null())
     bounds = ", ".join(f"{b} {n}" for b, n in drawn.get_column("bound").value_counts(sort=True).iter_rows())
-    if (
-        "unknown_terms" in drawn.columns
-    ):  # (a missing roof or FLOP counter: the largest known term is the bound)
+    # (a missing roof or FLOP counter: the largest known term is the bound)
+    if "unknown_terms" in drawn.columns:
         n = drawn.filter(pl.col("unknown_terms").list.contains("compute")).height
         bounds += f"; compute term unknown for {n}, bound among the known terms" if n else ""
     what = f"layers at depth {depth}" if by is By.layer else "kernels"

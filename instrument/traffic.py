@@ -189,7 +189,7 @@ def _dram(
     waves = math.ceil(ctas / resident)
     half_l2 = gpu.l2_bytes / 2
     # M-major rasterization: a wave spans `resident` consecutive CTAs down the M dimension (no more than exist)
-    a_per_wave = min(resident, grid_m, ctas) * a_panel
+    a_per_wave = min(resident, grid_m) * a_panel
     b_per_wave = min(math.ceil(min(resident, ctas) / grid_m), grid_n) * b_panel
     a = a_total if a_total <= half_l2 else waves * a_per_wave
     b = b_total if b_total <= half_l2 else waves * b_per_wave

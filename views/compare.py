@@ -66,8 +66,7 @@ def compare(
 
     Raises :class:`RunNotFoundError`, :class:`QueryError`, :class:`BadArgument` (``ceilings`` ``all``),
     :class:`UsageError` (an unknown ``ceilings``; a run without GPU kernels or memory operations),
-    :class:`RooflineDataError` (a run's machine has no ceiling from
-    that source)."""
+    :class:`RooflineDataError` (a run's machine has no ceiling from that source)."""
     base_run, new_run = store.resolve(base_run), store.resolve(new_run)
     con = connect(store)
     shadow = (

@@ -87,10 +87,10 @@ def layers(
     ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
     (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). ``match`` and ``device``
     keep the comparison's layers and measured kernels as they keep ``table``'s. Raises :class:`RunNotFoundError`,
-    :class:`UsageError` (``with_run`` of the wrong kind, or beside an estimate run a run without GPU kernels that is
-    not an Nsight Systems run; ``device`` for a run without GPU kernels), :class:`RooflineDataError` (beside an estimate run, a run without GPU kernels that
-    has no layer at ``depth``: :func:`no_layers`), :class:`BadArgument` (``match`` is not a regular expression
-    DuckDB accepts).
+    :class:`UsageError` (``with_run`` of the wrong kind; beside an estimate run, a run without GPU kernels that is
+    not an Nsight Systems run; ``device`` for a run without GPU kernels), :class:`RooflineDataError` (beside an
+    estimate run, a run without GPU kernels that has no layer at ``depth``: :func:`no_layers`),
+    :class:`BadArgument` (``match`` is not a regular expression DuckDB accepts).
 
     A run without GPU kernels (a CPU run recorded by ``rl profile --nsys`` of a model wrapped in
     :func:`rooflake.instrument.annotate`) has its layers timed by its NVTX ranges: ``timed_by`` is ``ranges`` and
