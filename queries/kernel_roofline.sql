@@ -10,7 +10,8 @@
 --   short_name           base name
 --   nvtx_path            domain:outer/.../leaf NVTX path (NULL outside every range)
 --   precision            fp64 | fp32 | fp16 | tensor
---   is_dominant          this precision has the kernel's largest FLOP count (ties: first of fp64, fp32, fp16, tensor)
+--   is_dominant          this precision has the kernel's largest FLOP count (NaN counts as none; ties: first of fp64,
+--                        fp32, fp16, tensor)
 --   duration_ns          ns
 --   flops                FLOP of this precision
 --   bytes_l1             byte at L1
@@ -40,6 +41,8 @@
 --   levels_without_roof  levels with bytes but no roof in the report (the bound cannot account for them)
 --   above_roof           achieved exceeds attainable by more than 0.1 % (macro above_roof)
 --   flags                kernel flags from ingest (nan_duration, zero_peak, ...)
+--   flops_uncounted      the precisions whose FLOP counter the kernel lacks (no row of theirs): 0 FLOPs where
+--                        counted is then not a zero-FLOP kernel (an int8 GEMM without its Tensor-Core counts)
 WITH c AS (SELECT * FROM kernel_roofs),
 p AS (
     SELECT
@@ -60,7 +63,12 @@ p AS (
         c.bw_l1,
         c.bw_l2,
         c.bw_dram,
-        k.flags
+        k.flags,
+        list_filter(
+            [CASE WHEN k.flops_fp64 IS NULL THEN 'fp64' END, CASE WHEN k.flops_fp32 IS NULL THEN 'fp32' END,
+             CASE WHEN k.flops_fp16 IS NULL THEN 'fp16' END, CASE WHEN k.flops_tensor IS NULL THEN 'tensor' END],
+            lambda x: x IS NOT NULL
+        ) AS flops_uncounted
     FROM kernels AS k
     LEFT JOIN c USING (run_id, kernel_id)
     CROSS JOIN precisions() AS pr
@@ -96,7 +104,7 @@ SELECT
     short_name,
     nvtx_path,
     precision,
-    row_number() OVER (PARTITION BY run_id, kernel_id ORDER BY flops DESC NULLS LAST, ord) = 1 AS is_dominant,
+    row_number() OVER (PARTITION BY run_id, kernel_id ORDER BY counted_flops(flops) DESC, ord) = 1 AS is_dominant,
     duration_ns,
     flops,
     bytes_l1,
@@ -123,6 +131,7 @@ SELECT
     roof_bound(attainable_flops_per_s, peak_flops_per_s, precision, attainable_l2, attainable_dram, flops) AS bound,
     levels_without_roof(bytes_l1, bw_l1, bytes_l2, bw_l2, bytes_dram, bw_dram) AS levels_without_roof,
     above_roof(achieved_flops_per_s, attainable_flops_per_s) AS above_roof,
-    flags
+    flags,
+    flops_uncounted
 FROM b
 ORDER BY run_id, kernel_id, ord

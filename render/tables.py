@@ -70,14 +70,17 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
       ``points`` (NaN durations left out of the total); null if unknown
     - ``total_share_of_time`` (float, 0..1): the share of all zero-FLOP kernels of the run together (same
       value on every row of a run)
-    - ``reason`` (str): ``zero FLOPs`` (counters present, all 0) or ``no FLOP counters``
+    - ``reason`` (str): ``zero FLOPs`` (every precision counted, all 0), ``0 FLOPs where counted, no counter for
+      tensor, fp16`` (not a zero-FLOP kernel for sure: an int8 GEMM whose Tensor-Core counts the report lacks;
+      from the optional ``flops_uncounted`` column), ``no FLOP counters``, or ``failed replay (NaN values)``
+      (flag ``nan_duration`` in the optional ``flags`` column)
 
     Raises ``ValueError`` if a needed column is missing, ``TypeError`` for another input type.
     """
     df = conform(
         frame(points, "points"),
         ("run_id", "kernel_id", "name", "duration_ns", "flops"),
-        {"short_name": pl.String()},
+        {"short_name": pl.String(), "flags": pl.List(pl.String()), "flops_uncounted": pl.List(pl.String())},
         "points",
     )
     per_kernel = df.group_by("run_id", "kernel_id", maintain_order=True).agg(
@@ -86,6 +89,8 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
         pl.col("duration_ns").drop_nulls().first(),
         (pl.col("flops").fill_null(0.0) > 0).any().alias("_has_flops"),
         pl.col("flops").is_not_null().any().alias("_has_counters"),
+        pl.col("flags").first().list.contains("nan_duration").fill_null(False).alias("_failed"),
+        pl.col("flops_uncounted").first().alias("_uncounted"),
     )
     zero = _with_shares(per_kernel).sort("duration_ns", descending=True, nulls_last=True, maintain_order=True)
     return typed(zero, _ZERO_COLUMNS)
@@ -93,7 +98,7 @@ def zero_flop_table(points: Table) -> pl.DataFrame:
 
 def _with_shares(per_kernel: pl.DataFrame) -> pl.DataFrame:
     """The kernels of ``per_kernel`` without FLOPs, with their share of their run's time, the run's zero-FLOP
-    share and the reason (``zero FLOPs`` / ``no FLOP counters``)."""
+    share and the reason (see :func:`zero_flop_table`)."""
     totals = per_kernel.group_by("run_id").agg(pl.col("duration_ns").sum().alias("_run_ns"))
     return (
         per_kernel.filter(~pl.col("_has_flops"))
@@ -102,9 +107,13 @@ def _with_shares(per_kernel: pl.DataFrame) -> pl.DataFrame:
             pl.when(pl.col("_run_ns") > 0)
             .then(pl.col("duration_ns") / pl.col("_run_ns"))
             .alias("share_of_time"),
-            pl.when(pl.col("_has_counters"))
-            .then(pl.lit("zero FLOPs"))
-            .otherwise(pl.lit("no FLOP counters"))
+            pl.when(pl.col("_failed"))
+            .then(pl.lit("failed replay (NaN values)"))
+            .when(~pl.col("_has_counters"))
+            .then(pl.lit("no FLOP counters"))
+            .when(pl.col("_uncounted").list.len().fill_null(0) > 0)
+            .then(pl.lit("0 FLOPs where counted, no counter for ") + pl.col("_uncounted").list.join(", "))
+            .otherwise(pl.lit("zero FLOPs"))
             .alias("reason"),
         )
         .with_columns(pl.col("share_of_time").sum().over("run_id").alias("total_share_of_time"))

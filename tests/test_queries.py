@@ -176,3 +176,37 @@ def test_nvtx_layer_macro_is_the_layer_label(tmp_path: Path) -> None:
     assert got == [
         {"two": "d:a/b/c", "deep": "d:a", "outside": "(no NVTX range)", "empty": "(no NVTX range)"}
     ]
+
+
+def test_a_failed_replay_has_no_bound_and_an_uncounted_pipe_is_not_zero_flops(tmp_path: Path) -> None:
+    """A failed replay (every value NaN) was FP64-bound (DuckDB orders NaN above every number: `NaN >= peak`), its
+    NaN the dominant precision, and listed as "no FLOP counters"; an int8 GEMM whose Tensor-Core counts the report
+    lacks (FP64 and FP32 counted, 0) was listed as "zero FLOPs" beside copies."""
+    from rooflake.render.tables import zero_flop_table
+
+    nan = float("nan")
+    kernels = [
+        {"kernel_id": 0, "name": "replay", "duration_ns": nan, "flops_fp64": nan, "flops_fp32": nan,
+         "bytes_dram": nan, "flags": ["nan_duration", "nan_metrics"]},
+        {"kernel_id": 1, "name": "imma_gemm", "duration_ns": 1e6, "flops_fp64": 0.0, "flops_fp32": 0.0,
+         "bytes_dram": 1e9},  # fp16 and tensor: no counter
+        {"kernel_id": 2, "name": "copy", "duration_ns": 1e6, "flops_fp64": 0.0, "flops_fp32": 0.0,
+         "flops_fp16": 0.0, "flops_tensor": 0.0, "bytes_dram": 1e9},
+        {"kernel_id": 3, "name": "half_nan", "duration_ns": 1e6, "flops_fp64": nan, "flops_fp32": 1e9,
+         "bytes_dram": 1e9},
+    ]  # fmt: skip
+    tiny_run(tmp_path, "f" * 16, kernels, _ceilings([0, 1, 2, 3]))
+    rows = queries.execute(Store(tmp_path), "SELECT * FROM kernel_roofline ORDER BY kernel_id, precision")
+    got = {(r["kernel_id"], r["precision"]): r for r in rows.to_pylist()}
+    assert got[(0, "fp64")]["bound"] is None and got[(0, "fp32")]["bound"] is None
+    assert got[(3, "fp32")]["is_dominant"] and not got[(3, "fp64")]["is_dominant"]  # a number beats a NaN
+    assert (
+        got[(1, "fp32")]["flops_uncounted"] == ["fp16", "tensor"]
+        and got[(2, "fp32")]["flops_uncounted"] == []
+    )
+    reasons = dict(zero_flop_table(rows).select("kernel_id", "reason").iter_rows())
+    assert reasons == {
+        0: "failed replay (NaN values)",
+        1: "0 FLOPs where counted, no counter for fp16, tensor",
+        2: "zero FLOPs",
+    }

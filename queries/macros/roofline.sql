@@ -17,13 +17,16 @@ CREATE MACRO flops_total(fp64, fp32, fp16, tensor) AS
 CASE WHEN coalesce(fp64, fp32, fp16, tensor) IS NOT NULL
     THEN coalesce(fp64, 0) + coalesce(fp32, 0) + coalesce(fp16, 0) + coalesce(tensor, 0) END;
 
--- dominant_precision(fp64, fp32, fp16, tensor): the precision with the most FLOPs (NULL counts as none; ties:
--- fp64, fp32, fp16, tensor).
+-- counted_flops(x): a FLOP count to rank precisions by: -1 for NULL or NaN (no count).
+CREATE MACRO counted_flops(x) AS CASE WHEN x IS NULL OR isnan(x) THEN -1 ELSE x END;
+
+-- dominant_precision(fp64, fp32, fp16, tensor): the precision with the most FLOPs (NULL and NaN count as none: a
+-- failed replay's NaN is above every number to DuckDB; ties: fp64, fp32, fp16, tensor).
 CREATE MACRO dominant_precision(fp64, fp32, fp16, tensor) AS
 CASE
-    WHEN coalesce(fp64, -1) >= greatest(coalesce(fp32, -1), coalesce(fp16, -1), coalesce(tensor, -1)) THEN 'fp64'
-    WHEN coalesce(fp32, -1) >= greatest(coalesce(fp16, -1), coalesce(tensor, -1)) THEN 'fp32'
-    WHEN coalesce(fp16, -1) >= coalesce(tensor, -1) THEN 'fp16'
+    WHEN counted_flops(fp64) >= greatest(counted_flops(fp32), counted_flops(fp16), counted_flops(tensor)) THEN 'fp64'
+    WHEN counted_flops(fp32) >= greatest(counted_flops(fp16), counted_flops(tensor)) THEN 'fp32'
+    WHEN counted_flops(fp16) >= counted_flops(tensor) THEN 'fp16'
     ELSE 'tensor'
 END;
 
@@ -34,10 +37,11 @@ CASE WHEN ai IS NOT NULL AND bw IS NOT NULL AND peak IS NOT NULL THEN least(peak
 
 -- roof_bound(attainable, peak, prec, attainable_l2, attainable_dram, flops): what bounds a point whose
 -- attainable FLOP/s is the lowest of its levels' (`attainable`): the pipe (upper(prec)) when that is the peak,
--- else the level whose roof it is (DRAM, then L2, then L1 on ties); NULL without a roof or without FLOPs.
+-- else the level whose roof it is (DRAM, then L2, then L1 on ties); NULL without a roof or without FLOPs, and for
+-- a NaN (a failed replay: DuckDB orders NaN above every number, so it would be the pipe's).
 CREATE MACRO roof_bound(attainable, peak, prec, attainable_l2, attainable_dram, flops) AS
 CASE
-    WHEN attainable IS NULL OR flops = 0 THEN NULL
+    WHEN attainable IS NULL OR flops = 0 OR isnan(attainable) OR isnan(flops) THEN NULL
     WHEN attainable >= peak THEN upper(prec)
     WHEN attainable = attainable_dram THEN 'DRAM'
     WHEN attainable = attainable_l2 THEN 'L2'

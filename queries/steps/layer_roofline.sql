@@ -97,7 +97,7 @@ SELECT
     layer AS short_name,
     layer AS nvtx_path,
     precision,
-    row_number() OVER (PARTITION BY kernel_id ORDER BY flops DESC NULLS LAST, ord) = 1 AS is_dominant,
+    row_number() OVER (PARTITION BY kernel_id ORDER BY counted_flops(flops) DESC, ord) = 1 AS is_dominant,
     duration_ns,
     flops,
     bytes_l1,
