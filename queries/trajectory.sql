@@ -42,6 +42,8 @@
 --   flops_per_s           FLOP/s = flops / time (NaN for a NaN duration, NULL for 0)
 --   peak_flops_per_s      FLOP/s, the run's roof of that precision (run_roofs: FP64, FP32, FP16, or the run's
 --                         tensor roof run_roofs.tensor_roof)
+--   peak_ceiling          the name of that roof: FP64 | FP32 | FP16 | the run's tensor roof (e.g. 'TENSOR FP16→FP32');
+--                         NULL without a peak
 --   bw                    byte/s, the run's roof of the level (run_ceilings: L1, L2, DRAM)
 --   attainable_flops_per_s  FLOP/s = min(peak, ai * bw) at this level (macro attainable; NULL without both roofs)
 --   above_roof            flops_per_s exceeds attainable by more than 0.1 % (a physics violation: kept, flagged)
@@ -136,7 +138,7 @@ ker AS (
 ),
 rc AS (
     SELECT run_id, bw_l1, bw_l2, bw_dram, peak_fp64 AS p_fp64, peak_fp32 AS p_fp32, peak_fp16 AS p_fp16,
-           peak_tensor AS p_tensor
+           peak_tensor AS p_tensor, tensor_roof
     FROM run_roofs
     WHERE run_id IN (SELECT run_id FROM r)
 ),
@@ -184,7 +186,7 @@ o AS (
         lv.flops / nullif(lv.bytes, 0) AS ai,
         lv.flops * 1e9 / nullif(lv.duration_ns, 0) AS flops_per_s,
         CASE lv.level WHEN 'l1' THEN rc.bw_l1 WHEN 'l2' THEN rc.bw_l2 ELSE rc.bw_dram END AS bw,
-        rc.p_fp64, rc.p_fp32, rc.p_fp16, rc.p_tensor,
+        rc.p_fp64, rc.p_fp32, rc.p_fp16, rc.p_tensor, rc.tensor_roof,
         lv.flags
     FROM sr
     JOIN lv USING (run_id)
@@ -194,7 +196,8 @@ o AS (
 a AS (
     SELECT
         *,
-        by_precision(precision, p_fp64, p_fp32, p_fp16, p_tensor) AS peak_flops_per_s
+        by_precision(precision, p_fp64, p_fp32, p_fp16, p_tensor) AS peak_flops_per_s,
+        by_precision(precision, 'FP64', 'FP32', 'FP16', tensor_roof) AS roof_name
     FROM o
 ),
 b AS (
@@ -206,8 +209,8 @@ b AS (
 SELECT
     vary, series, labels, entity_kind, entity, label, nvtx_path, name, short_name, occurrence, level, run_id,
     value, value_num, value_order, step, n_runs, n_values, n_points, precision, flops, bytes, duration_ns, ai,
-    flops_per_s, peak_flops_per_s, bw, attainable_flops_per_s,
-    above_roof(flops_per_s, attainable_flops_per_s) AS above_roof,
+    flops_per_s, peak_flops_per_s, CASE WHEN peak_flops_per_s IS NOT NULL THEN roof_name END AS peak_ceiling, bw,
+    attainable_flops_per_s, above_roof(flops_per_s, attainable_flops_per_s) AS above_roof,
     flags
 FROM b
 ORDER BY series, entity_kind, entity, level_ord, step, run_id

@@ -78,3 +78,18 @@ def test_cli_names_the_roofs_and_refuses_as_roofline_does(store: Path, tmp_path:
     assert ert.exit_code == 1 and ert.output.startswith("Error: ") and "ert" in ert.output
     with pytest.raises(UsageError, match="ceilings 'all'"):
         trajectory(Store(store), "variant", grain="kernel", ceilings="all")
+
+
+def test_the_chart_draws_the_points_own_tensor_roof(store: Path) -> None:
+    """The chart drew the first tensor roof the ceilings held (TENSOR FP16→FP16, 80.3 TFLOP/s) over points judged
+    against TENSOR FP16→FP32 (40.2 TFLOP/s): 61.5 % and 86.7 % of their roof looked like 31 % and 44 %. The rows
+    name their roof (peak_ceiling), and the chart draws that one."""
+    import json
+
+    from rooflake.render import spec_dict, trajectory_chart
+
+    t = trajectory(Store(store), "variant", grain="kernel")
+    assert {p["peak_ceiling"] for p in _dram(t)} == {"TENSOR FP16→FP32"}
+    spec = spec_dict(trajectory_chart(t.rows, t.ceilings, level="dram"))
+    text = json.dumps(spec, ensure_ascii=False)
+    assert "TENSOR FP16→FP32" in text and "TENSOR FP16→FP16" not in text
