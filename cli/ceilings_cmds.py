@@ -24,6 +24,7 @@ from rooflake.cli.common import (
     need_out,
     on_terminal,
     one_line,
+    reading_store,
 )
 
 
@@ -130,7 +131,8 @@ def show(
     from rooflake.views.ceilings import machine_ceilings
 
     need_out(fmt, out)
-    result = machine_ceilings(Store(store), run_id, gpu)
+    # (a run's ceilings need its store; a GPU's datasheet ones do not: the store only adds its runs' peaks)
+    result = machine_ceilings(Store(store) if gpu is not None else reading_store(store), run_id, gpu)
     if on_terminal(fmt, out):
         typer.echo(_headline(result.machine))
     table = result.rows if long else result.side_by_side

@@ -164,6 +164,17 @@ def need_out(fmt: Fmt, out: Path | None) -> None:
         raise typer.BadParameter("--format parquet needs --out FILE", param_hint="--out")
 
 
+def reading_store(store: str | None) -> Any:  # -> rooflake.store.Store
+    """The :class:`rooflake.store.Store` a reading command opens, refused when its local folder does not exist
+    (:func:`existing_store`): a mistyped ``--store`` or ``$RL_STORE`` read as an empty store, and ``rl check``
+    passed on it (0 findings, exit 0)."""
+    from rooflake.store import Store
+
+    s = Store(store)
+    existing_store(s)
+    return s
+
+
 def existing_store(s: Any) -> None:
     """Refuse a local store folder that does not exist (a mistyped --store looked like a healthy empty store to
     ``rl doctor``, and ``rl compact`` created it): :class:`rooflake.schema.StoreError`, one ``Error:`` line. A store
@@ -171,7 +182,9 @@ def existing_store(s: Any) -> None:
     from rooflake.schema import StoreError
 
     if s.url is None and not Path(str(s.root)).is_dir():
-        raise StoreError(f"{s.root}: no store there (no such folder; check --store or $RL_STORE)")
+        raise StoreError(
+            f"{s.root}: no store there (no such folder; check --store or $RL_STORE; rl ingest creates one)"
+        )
 
 
 class By(str, Enum):

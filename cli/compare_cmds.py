@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice
-from rooflake.cli.common import DepthOpt, StoreOpt, app, guard
+from rooflake.cli.common import DepthOpt, StoreOpt, app, guard, reading_store
 
 
 class CompareFmt(str, Enum):
@@ -46,10 +46,9 @@ def compare(
 ) -> None:
     """Compare two runs per layer and per kernel: time, FLOP/s, AI, bound, share; new and removed kernels."""
     from rooflake.cli.output import render_markdown, render_text
-    from rooflake.store import Store
     from rooflake.views.compare import compare as compare_view
 
-    c = compare_view(Store(store), base_run, new_run, depth, fail_if_slower, ceiling_choice(ceilings))
+    c = compare_view(reading_store(store), base_run, new_run, depth, fail_if_slower, ceiling_choice(ceilings))
     if fmt is CompareFmt.json:
         keys = ("base_run", "new_run", "base_time_ns", "new_time_ns", "time_change", "ceilings")
         fields = {k: getattr(c, k) for k in keys}

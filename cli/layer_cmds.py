@@ -20,6 +20,7 @@ from rooflake.cli.common import (
     need_out,
     on_terminal,
     one_line,
+    reading_store,
 )
 
 #: the columns a glance needs on the terminal; csv/json/parquet get all
@@ -120,11 +121,10 @@ def layers(
 ) -> None:
     """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage;
     a run without GPU kernels (CPU): inclusive/exclusive time per NVTX range."""
-    from rooflake.store import Store
     from rooflake.views.layers import layers as layer_view
 
     need_out(fmt, out)
-    v = layer_view(Store(store), run_id, depth, match, device, with_run, domain=domain)
+    v = layer_view(reading_store(store), run_id, depth, match, device, with_run, domain=domain)
     if v.estimates is not None:  # measured vs modelled, per layer
         emit(v.estimates, fmt, out)
         return

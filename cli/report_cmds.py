@@ -21,6 +21,7 @@ from rooflake.cli.common import (
     need_out,
     on_terminal,
     parse_labels,
+    reading_store,
 )
 
 #: ``rl report --ceilings``: rl roofline's choices (:class:`CeilingSource`) and meaning, for both charts of each run;
@@ -133,13 +134,12 @@ def report(
     kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
     from rooflake.render import engine
     from rooflake.render.report import write_report
-    from rooflake.store import Store
     from rooflake.views.report import report_runs
 
     engine.start()  # a renderer per core, warming up while the runs are queried
     labels = parse_labels(where, "--where")
     ids, reports = report_runs(
-        Store(store), since=since, run_ids=runs, where=labels, ceilings=ceiling_choice(ceilings)
+        reading_store(store), since=since, run_ids=runs, where=labels, ceilings=ceiling_choice(ceilings)
     )
     n = len(ids)
     # each run's charts render on the other cores while the next run is read
@@ -159,11 +159,10 @@ def check(
 ) -> None:
     """Physics checks: points above their roof, AI order violated, GEMMs without FLOPs, NaN durations, zero or
     missing peaks, instrumented durations, NVTX coverage under 90 %."""
-    from rooflake.store import Store
     from rooflake.views.checks import checks
 
     need_out(fmt, out)
-    table = checks(Store(store), run_id).table
+    table = checks(reading_store(store), run_id).table
     emit(table, fmt, out)
     if on_terminal(fmt, out):
         typer.echo(f"{table.num_rows} finding(s)")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice, roofs_text
-from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard
+from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard, reading_store
 
 
 def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
@@ -48,17 +48,16 @@ def _draw_time(
 
     from rooflake.render import save_chart
     from rooflake.render.formats import duration
-    from rooflake.store import Store
     from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
     if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
         v = estimate_time_roofline(
-            Store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o,
+            reading_store(store), run_id, with_run, depth=depth, level=level.value, launch_overhead_ns=t_o,
             ceilings=ceiling_choice(ceilings),
         )  # fmt: skip
     else:
         v = time_roofline(
-            Store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o,
+            reading_store(store), run_id, grain=by.value, depth=depth, level=level.value, launch_overhead_ns=t_o,
             ceilings=ceiling_choice(ceilings),
         )  # fmt: skip
     save_chart(time_chart(v), out)
@@ -107,11 +106,10 @@ def _draw(
     # no engine.start_for here: vl-convert 1.9's warm-up holds the GIL while this path's imports run (they took
     # 0.35 s instead of 0.07 s beside it), so the thread gained nothing and cost 0.03-0.04 s (issue 14, measured)
     from rooflake.render.rows import save_roofline
-    from rooflake.store import Store
     from rooflake.views.roofline import roofline
 
     v = roofline(
-        Store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
+        reading_store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
         ceilings=ceiling_choice(ceilings), as_rows=True,
     )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = roofline_title(v.run, v.run_id, v.grain, depth)

@@ -22,6 +22,7 @@ from rooflake.cli.common import (
     need_out,
     one_line,
     parse_labels,
+    reading_store,
 )
 
 MergeOpt = Annotated[
@@ -143,11 +144,10 @@ def runs(
     ] = PrintFmt.table,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
-    from rooflake.store import Store
     from rooflake.views.runs import run_list
 
     out = Fmt(fmt.value)
-    emit(run_list(Store(store), as_rows=out is Fmt.table), out, None)  # a table: no pyarrow
+    emit(run_list(reading_store(store), as_rows=out is Fmt.table), out, None)  # a table: no pyarrow
 
 
 SQL_HELP = "\n\n".join(
@@ -198,7 +198,6 @@ def sql(
     ] = Engine.duckdb,
 ) -> None:
     from rooflake import queries
-    from rooflake.store import Store
 
     if list_:
         for name in queries.names():
@@ -213,9 +212,14 @@ def sql(
     if engine is Engine.spark:
         from rooflake.spark import execute as spark_execute
 
-        table = spark_execute(Store(store), query, bound, unsafe=unsafe)
+        table = spark_execute(reading_store(store), query, bound, unsafe=unsafe)
     else:
         table = queries.execute(
-            Store(store), query, bound, unsafe=unsafe, as_rows=fmt is Fmt.table, as_pylist=fmt is Fmt.json
+            reading_store(store),
+            query,
+            bound,
+            unsafe=unsafe,
+            as_rows=fmt is Fmt.table,
+            as_pylist=fmt is Fmt.json,
         )
     emit(table, fmt, out)

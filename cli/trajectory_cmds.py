@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
-from rooflake.cli.common import By, Level, StoreOpt, WhereOpt, app, chart_out, guard, parse_labels
+from rooflake.cli.common import (
+    By,
+    Level,
+    StoreOpt,
+    WhereOpt,
+    app,
+    chart_out,
+    guard,
+    parse_labels,
+    reading_store,
+)
 
 
 def _plural(n: int, word: str) -> str:
@@ -40,14 +50,13 @@ def trajectory(
 ) -> None:
     """Roofline trajectories: each layer's or kernel's (AI, FLOP/s) across runs that differ in one label."""
     from rooflake.render import save_chart, trajectory_chart
-    from rooflake.store import Store
     from rooflake.views.trajectory import trajectory as trajectory_view
 
     chart_out(out)
     if ceilings is CeilingSource.all:
         raise typer.BadParameter("a trajectory draws one source's roofs: not all", param_hint="--ceilings")
     t = trajectory_view(
-        Store(store), vary, parse_labels(where, "--where"), layer, level.value, by.value, depth,
+        reading_store(store), vary, parse_labels(where, "--where"), layer, level.value, by.value, depth,
         ceiling_choice(ceilings),
     )  # fmt: skip
     fixed = ", ".join(f"{k}={v}" for k, v in sorted(t.where.items()))

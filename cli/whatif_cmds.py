@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
-from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal
+from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal, reading_store
 
 
 @app.command(no_args_is_help=True)
@@ -35,7 +35,6 @@ def whatif(
     its measured inefficiency s = T/T_min; per layer and run, the predicted total and the layers that limit it.
     Predicted times are modelled: every row names the roofs they are modelled against (ceilings_source,
     ceilings_machine; per kernel bound_ceiling and bound_scaled_ceiling)."""
-    from rooflake.store import Store
     from rooflake.views.whatif import parse_scales
     from rooflake.views.whatif import whatif as run_whatif
 
@@ -44,7 +43,7 @@ def whatif(
     if ceilings is CeilingSource.all:
         raise typer.BadParameter("a what-if scales one source's roofs: not all", param_hint="--ceilings")
     w = run_whatif(
-        Store(store), run_id, parse_scales(scale), depth=depth, launch_overhead_ns=launch_overhead,
+        reading_store(store), run_id, parse_scales(scale), depth=depth, launch_overhead_ns=launch_overhead,
         ceilings=ceiling_choice(ceilings),
     )  # fmt: skip
     t = w.total

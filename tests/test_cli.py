@@ -98,12 +98,33 @@ def test_sql_formats_and_list(tmp_path: Path) -> None:
 
 
 def test_empty_store_answers_with_empty_views(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     r = invoke(
-        "sql", "SELECT count(*) AS n FROM kernel_roofline", "--store", str(tmp_path / "none"), "-f", "json"
+        "sql", "SELECT count(*) AS n FROM kernel_roofline", "--store", str(tmp_path / "empty"), "-f", "json"
     )
     assert r.exit_code == 0 and json.loads(r.stdout) == [{"n": 0}]
-    r = invoke("roofline", "--store", str(tmp_path / "none"))
+    r = invoke("roofline", "--store", str(tmp_path / "empty"))
     assert r.exit_code == 1 and "holds no runs" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["runs"], ["sql", "SELECT 1"], ["check"], ["roofline", "ab"], ["layers"], ["whatif", "ab", "-s", "dram=2"],
+     ["compare", "ab", "cd"], ["trajectory", "--vary", "batch"], ["ceilings", "ab"], ["report", "-o", "r"]],
+)  # fmt: skip
+def test_a_store_folder_that_does_not_exist_is_one_error_line(tmp_path: Path, command: list[str]) -> None:
+    """A mistyped --store (or $RL_STORE) read as an empty store: `rl check` passed (0 findings, exit 0), `rl runs`
+    and `rl sql` printed empty tables; the others blamed the run. Every reading command refuses it, as `rl doctor`
+    did; the datasheet of a GPU needs no store."""
+    typo = tmp_path / "typo"
+    r = invoke(*command, "--store", str(typo))
+    assert r.exit_code == 1 and r.stdout == "", r.output
+    assert (
+        r.stderr
+        == f"Error: {typo}: no store there (no such folder; check --store or $RL_STORE; rl ingest creates one)\n"
+    )
+    assert not typo.exists()
+    assert invoke("ceilings", "--gpu", "A10G", "--store", str(typo)).exit_code == 0
 
 
 def test_version() -> None:

@@ -290,10 +290,10 @@ def shown(path: Path | str) -> str:
     return _shown(path)
 
 
-def assert_one_error(r: subprocess.CompletedProcess[str], *names: str) -> str:
-    """Exit 1, nothing on stdout, stderr exactly one ``Error: `` line holding each of ``names`` (or, for a path
-    quoted as a literal, its unquoted text), no control characters; returns the line."""
-    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+def assert_one_error(r: subprocess.CompletedProcess[str], *names: str, code: int = 1) -> str:
+    """Exit ``code`` (1; 2 for a bad argument), nothing on stdout, stderr exactly one ``Error: `` line holding each
+    of ``names`` (or, for a path quoted as a literal, its unquoted text), no control characters; returns the line."""
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr, r.stderr
     assert r.stdout == "", r.stdout
     lines = r.stderr.splitlines()
@@ -442,7 +442,7 @@ def test_estimate(case: str, store: Path, tmp_path: Path) -> None:
         (tmp_path / "hostile_model.py").write_text(source)
     before = _snapshot(store)
     r = rl("estimate", spec, "-i", "2x8", "--store", str(store), cwd=tmp_path)
-    line = assert_one_error(r)
+    line = assert_one_error(r, code=2 if case == "a_file_path" else 1)  # (a spec without ':': a bad argument)
     assert repr(spec) in line or spec in line, line
     assert _snapshot(store) == before
 
