@@ -158,6 +158,13 @@ OutOpt = Annotated[
 ]
 
 
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` (its parameter's name) was given on the command line or by its environment variable,
+    not left at its default: an option that does not apply is refused only when it was asked for."""
+    source = ctx.get_parameter_source(name)  # (click's ParameterSource, which typer bundles privately)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
 def need_out(fmt: Fmt, out: Path | None) -> None:
     """Parquet is binary: it goes to a file, never to the terminal (exit 2 otherwise)."""
     if fmt is Fmt.parquet and out is None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.common import StoreOpt, app, guard, parse_labels
+from rooflake.cli.common import StoreOpt, app, given, guard, parse_labels
 
 
 class SectionSet(str, Enum):
@@ -51,6 +51,7 @@ OutputOpt = Annotated[
 )
 @guard
 def profile(
+    ctx: typer.Context,
     command: Annotated[
         list[str], typer.Argument(help="The command to profile, after `--`: -- python train.py ...")
     ],
@@ -91,6 +92,10 @@ def profile(
         )
     if nsys and clock_control is not ClockControl.base:
         raise typer.BadParameter("an ncu option: use --ncu", param_hint="--clock-control")
+    if nsys and given(ctx, "section_set"):  # (the other profiler's option was ignored without a word)
+        raise typer.BadParameter("an ncu option: use --ncu", param_hint="--set")
+    if not nsys and given(ctx, "trace"):
+        raise typer.BadParameter("an nsys option: use --nsys", param_hint="--trace")
     labels = parse_labels(label)
     options: dict[str, Any] = dict(
         section_set=section_set.value, nvtx_include=nvtx_include or [], kernel=kernel

@@ -8,7 +8,18 @@ from typing import Annotated, Any
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice, roofs_text
-from rooflake.cli.common import By, Level, Precision, RunArg, StoreOpt, app, chart_out, guard, reading_store
+from rooflake.cli.common import (
+    By,
+    Level,
+    Precision,
+    RunArg,
+    StoreOpt,
+    app,
+    chart_out,
+    given,
+    guard,
+    reading_store,
+)
 
 
 def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
@@ -132,6 +143,7 @@ def _draw(
 @app.command()
 @guard
 def roofline(
+    ctx: typer.Context,
     run_id: RunArg = None,
     out: Annotated[
         Path,
@@ -177,6 +189,15 @@ def roofline(
     chart_out(out)
     if with_run is not None and by is By.kernel:
         raise typer.BadParameter("--with needs --by layer", param_hint="--with")
+    if by is By.kernel and given(ctx, "depth"):  # (options that do not apply were ignored without a word)
+        raise typer.BadParameter("--depth needs --by layer", param_hint="--depth")
+    if launch_overhead is not None and not time:
+        raise typer.BadParameter("--launch-overhead needs --time", param_hint="--launch-overhead")
+    if time and given(ctx, "precision"):
+        raise typer.BadParameter(
+            "--time takes each kernel's pipes together (the largest F/P): --precision does not apply",
+            param_hint="--precision",
+        )
     if time:
         if level is Level.all:
             raise typer.BadParameter(

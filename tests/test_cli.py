@@ -197,3 +197,27 @@ def test_guard_reports_os_errors_of_named_files_only(tmp_path: Path) -> None:
     assert e.value.exit_code == 1
     with pytest.raises(FileNotFoundError):  # not a file the user named: a bug, its traceback shows
         command(out=mine, fail_on=str(other))
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "why"),
+    [
+        (["roofline", "-d", "3"], "--depth", "--depth needs --by layer"),
+        (["roofline", "--launch-overhead", "5"], "--launch-overhead", "--launch-overhead needs --time"),
+        (["roofline", "--time", "--precision", "fp64"], "--precision", "--precision does not apply"),
+        (
+            ["profile", "--ncu", "--trace", "cuda", "--dry-run", "--", "python", "t.py"],
+            "--trace",
+            "use --nsys",
+        ),
+        (["profile", "--nsys", "--set", "full", "--dry-run", "--", "python", "t.py"], "--set", "use --ncu"),
+    ],
+)
+def test_an_option_that_does_not_apply_is_refused(
+    tmp_path: Path, args: list[str], option: str, why: str
+) -> None:
+    """These options were ignored without a word (the chart the same as without them), while their neighbours
+    (--with without --by layer, --clock-control with --nsys) were refused: a bad argument, exit 2."""
+    r = invoke(*args, "--store", str(tmp_path))
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert f"Invalid value for {option}" in r.stderr and why in r.stderr
