@@ -146,3 +146,17 @@ def test_given_runs_are_selected_from_their_own_files(report_dir: Path) -> None:
         report_view.select_runs(store, run_ids=["zzzz"])
     with pytest.raises(RunNotFoundError, match="matches the report's selection"):
         report_view.select_runs(store, run_ids=[everyone[2]], where={"batch": "nope"})
+
+
+def test_a_run_without_counters_says_what_it_lacks(tmp_path: Path) -> None:
+    """A run whose kernels have no roofline counters (an nsys export, an ncu report without the sections) was noted
+    as "of 0 kernel(s), none has roofline rows… or choose another level or precision": rl report has neither
+    option, and the runs held 64 and 1 kernels. The note says what the run lacks, as rl roofline does."""
+    store = tmp_path / "store"
+    vecadd = fixture("NVIDIA__nsight-training__cuda__nsight_compute__sample_reports__CuVectorAddDrv")
+    assert CliRunner().invoke(app, ["ingest", str(vecadd), "--store", str(store)]).exit_code == 0
+    r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "of 0 kernel(s)" not in page and "another level or precision" not in page
+    assert "has no counters for a hierarchical roofline: bytes_dram: none of dram__bytes.sum" in page

@@ -11,6 +11,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflakeError, RooflineDataError, RunNotFoundError, UsageError
 from rooflake.views.ceilings import CHOICES, RunRoofs, run_roofs
 from rooflake.views.compare import Comparison, compare
+from rooflake.views.roofline import no_counters
 from rooflake.views.runs import row_dicts, rows_where
 from rooflake.views.time_roofline import (
     LaunchOverhead,
@@ -45,7 +46,8 @@ class RunReport:
     - ``roofs``: the ``--ceilings`` choice the roofline and the time-based roofline are drawn against
       (:data:`rooflake.views.ceilings.CHOICES`); ``roofline_note``: why there is no hierarchical roofline when that
       source has no ceiling of the run's machine (the :class:`RooflineDataError` of
-      :func:`rooflake.views.ceilings.run_roofs`), else None.
+      :func:`rooflake.views.ceilings.run_roofs`) or no kernel of the run has roofline counters (what it lacks:
+      :func:`rooflake.views.roofline.no_counters`), else None.
     """
 
     run_id: str
@@ -347,10 +349,16 @@ def _run_report(
                 )
     roofs = (tables["roofs"] or {}).get(run_id)
     roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
+    points = _of(tables["kernel_roofline"], run_id)
+    note = str(roofs) if isinstance(roofs, RooflakeError) else None
+    if (
+        note is None and points.num_rows == 0
+    ):  # what it lacks, as rl roofline says (the chart said "of 0 kernels")
+        note = str(no_counters(connect(store), tables["runs"][run_id], "all"))
     return RunReport(
         run_id,
         tables["runs"][run_id],
-        _of(tables["kernel_roofline"], run_id),
+        points,
         roofs_rows,
         _of(tables["top_layers"], run_id, drop=True),
         _of(tables["top_kernels"], run_id, drop=True),
@@ -361,5 +369,5 @@ def _run_report(
         comparison,
         comparison_note,
         ceilings,
-        str(roofs) if isinstance(roofs, RooflakeError) else None,
+        note,
     )

@@ -102,13 +102,23 @@ def roofline(
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, tables=roofs.tables)
     levels = ["l1", "l2", "dram"] if level == "all" else [level]
     if not _has_counters(points, levels):
-        rows = fetch(con, "missing_counters", {"run_id": run_id, "quantities": _QUANTITIES + _bytes(levels)})
-        missing = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in rows.to_pylist())
-        raise RooflineDataError(
-            f"run {run_id} ({run['source_path']}) has no counters for a {level.upper()} roofline: "
-            f"{missing or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
-        )
+        raise no_counters(con, run, level)
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
+
+
+def no_counters(con: Any, run: dict[str, Any], level: str) -> RooflineDataError:
+    """The error of a run (its ``runs`` row) with no kernel that has the counters of a ``level`` roofline (dram |
+    l2 | l1 | all): what the run lacks (step ``missing_counters``: each quantity with the reason its ingest
+    stored) and how to collect it."""
+    levels = ["l1", "l2", "dram"] if level == "all" else [level]
+    params = {"run_id": run["run_id"], "quantities": _QUANTITIES + _bytes(levels)}
+    rows = fetch(con, "missing_counters", params)
+    missing = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in rows.to_pylist())
+    which = "hierarchical" if level == "all" else level.upper()
+    return RooflineDataError(
+        f"run {run['run_id']} ({run['source_path']}) has no counters for a {which} roofline: "
+        f"{missing or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
+    )
 
 
 def _own_roofline(con: Any, run: dict[str, Any], run_id: str, level: str, depth: int) -> Roofline | None:
