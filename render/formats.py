@@ -9,6 +9,9 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+#: a chart's title: one line, or several (Vega-Lite draws a list as lines: a long provenance wrapped)
+ChartTitle = str | list[str] | None
+
 if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (issue 14)
     import polars as pl
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rooflake.render.axes import ai_x, flops_y, roofline_ai_range, roofline_y_range
-from rooflake.render.formats import runs_said, share
+from rooflake.render.formats import ChartTitle, runs_said, share
 from rooflake.render.inputs import POINT_OPTIONAL, POINT_REQUIRED, Table, ceiling_rows, conform, frame, values
 from rooflake.render.marks import LEVEL_ORDER, LEVEL_SHAPE, flag_outline, level_shape
 from rooflake.render.roofs import (
@@ -83,7 +83,7 @@ def roofline_chart(
     *,
     level: str = "dram",
     precision: str = "all",
-    title: str | None = None,
+    title: ChartTitle = None,
 ) -> alt.LayerChart:
     """The hierarchical roofline of one run: kernels as points under the machine's roofs, log-log.
 
@@ -126,7 +126,7 @@ def roofline_spec(
     *,
     level: str = "dram",
     precision: str = "all",
-    title: str | None = None,
+    title: ChartTitle = None,
 ) -> dict[str, Any]:
     """The Vega-Lite spec of :func:`roofline_chart` (the same arguments, rows and errors), built as a dict without
     Altair (:func:`rooflake.render.rows.spec`): the dict :func:`rooflake.render.spec_dict` gives of that chart, the
@@ -139,7 +139,7 @@ def roofline_spec(
     )
 
 
-def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: str | None) -> Drawing:
+def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: ChartTitle) -> Drawing:
     """The points, roofs, axes and title lines of a roofline chart (:func:`roofline_chart`), which raises."""
     levels = _levels(level, precision)
     pts = conform(

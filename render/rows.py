@@ -29,7 +29,7 @@ from rooflake.render.axes import (
     roofline_y_range,
     slope_angle,
 )
-from rooflake.render.formats import si, truncate_text
+from rooflake.render.formats import ChartTitle, si, truncate_text
 from rooflake.render.marks import LEVEL_LABEL, LEVEL_ORDER, LEVEL_SHAPE, flag_outline_spec, level_shape_spec
 from rooflake.schema.duck import Rows
 
@@ -133,7 +133,7 @@ class Drawing(NamedTuple):
     y: tuple[float, float]
     lines: list[dict[str, Any]]
     texts: list[dict[str, Any]]
-    title: str
+    title: str | list[str]
     subtitle: list[str]
 
 
@@ -617,7 +617,7 @@ def _inputs(
     return (pts, ceil) if _keys(pts) <= with_any else None
 
 
-def drawing(points: Any, ceilings: Any, level: str, precision: str, title: str | None) -> Drawing | None:
+def drawing(points: Any, ceilings: Any, level: str, precision: str, title: ChartTitle) -> Drawing | None:
     """What the roofline chart of ``points`` (``kernel_roofline`` :class:`Rows`) under ``ceilings``
     (``run_ceilings``-shaped :class:`Rows` of one run, e.g. step ``own_run_ceilings``) draws at ``level`` and
     ``precision`` (as :func:`rooflake.render.roofline_chart` takes them), computed in Python: the
@@ -665,7 +665,7 @@ def save_roofline(
     *,
     level: str = "dram",
     precision: str = "all",
-    title: str | None = None,
+    title: ChartTitle = None,
 ) -> int:
     """Draw the roofline chart of ``points`` under ``ceilings`` and write it to ``path``: what
     ``save_chart(roofline_chart(points, ceilings, ...), path, below=zero_flop_table(points))`` writes

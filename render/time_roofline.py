@@ -28,7 +28,7 @@ import polars as pl
 
 from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
 from rooflake.render.compose import hconcat_chart, layer_chart, vconcat_chart
-from rooflake.render.formats import duration, runs_said, si, truncate
+from rooflake.render.formats import ChartTitle, duration, runs_said, si, truncate
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
 from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
 from rooflake.render.roofs import (
@@ -477,7 +477,7 @@ def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[alt.Chart]:
     return [box, text]
 
 
-def _complexity_plane(r: _Rows, title: str | None = None) -> tuple[alt.LayerChart, dict[str, Any]]:
+def _complexity_plane(r: _Rows, title: ChartTitle = None) -> tuple[alt.LayerChart, dict[str, Any]]:
     """The complexity plane (F vs Q at the level) and its datasets ``rl_cp_*``."""
     lv = LEVEL_LABEL[r.level]
     pts = _point_cols(r.df.filter(_drawable("flops", "bytes")))
@@ -512,7 +512,7 @@ def _complexity_plane(r: _Rows, title: str | None = None) -> tuple[alt.LayerChar
     return chart, {"rl_cp_boxes": boxes, "rl_cp_points": values(pts), **line_data}
 
 
-def _title(df: pl.DataFrame, t_o: float, source: str, title: str | None) -> alt.TitleParams:
+def _title(df: pl.DataFrame, t_o: float, source: str, title: ChartTitle) -> alt.TitleParams:
     n_rows = df.height
     below = df.filter(pl.col("below_bound").fill_null(False)).height
     sub = [
@@ -532,7 +532,7 @@ def _title(df: pl.DataFrame, t_o: float, source: str, title: str | None) -> alt.
 
 
 def time_vs_complexity_chart(
-    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
 ) -> alt.HConcatChart:
     """Measured time against work, log-log: T vs F (left) and T vs Q at ``level`` (right), one point per row.
 
@@ -562,7 +562,7 @@ def time_vs_complexity_chart(
 
 
 def complexity_plane_chart(
-    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
 ) -> alt.LayerChart:
     """The complexity plane: F (y) against Q at ``level`` (x), log-log, one filled point per row.
 
@@ -583,7 +583,7 @@ def complexity_plane_chart(
 
 
 def time_roofline_chart(
-    rows: Table, ceilings: Table, *, level: str = "dram", title: str | None = None
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
 ) -> alt.VConcatChart:
     """Both views stacked: :func:`time_vs_complexity_chart` above :func:`complexity_plane_chart` (inputs, drawing and
     errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0

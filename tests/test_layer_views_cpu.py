@@ -135,6 +135,11 @@ def test_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
     head = "│ layer              ┆ time_ns_measured ┆ flops_modelled ┆ bytes_modelled ┆ ai"
     assert head in text and "cnn:forward/conv2" in text  # the table beside the chart says it too
     assert said in out_file.read_text()  # the chart's title says it too
+    png = cpu_run["tmp"] / "layers.png"
+    rl("roofline", cpu_run["run"][:8], "--by", "layer", "-d", "2", "--with", cpu_run["est"][:8], "--level", "l2",
+       "-o", str(png), "--store", cpu_run["store"])  # fmt: skip
+    width = int.from_bytes(png.read_bytes()[16:20], "big")
+    assert width < 2000, width  # the provenance on the title's line made it ~4,100 px, the plot a third of it
     v = roofline(
         Store(cpu_run["store"]), cpu_run["run"], "l2", grain="layer", depth=2, with_run=cpu_run["est"]
     )
