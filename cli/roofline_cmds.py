@@ -195,17 +195,7 @@ def roofline(
     """Draw the hierarchical roofline of one run: one point per kernel (or layer), ceilings from the report (or
     --ceilings)."""
     chart_out(out)
-    if with_run is not None and by is By.kernel:
-        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
-    if by is By.kernel and given(ctx, "depth"):  # (options that do not apply were ignored without a word)
-        raise typer.BadParameter("--depth needs --by layer", param_hint="--depth")
-    if launch_overhead is not None and not time:
-        raise typer.BadParameter("--launch-overhead needs --time", param_hint="--launch-overhead")
-    if time and given(ctx, "precision"):
-        raise typer.BadParameter(
-            "--time takes each kernel's pipes together (the largest F/P): --precision does not apply",
-            param_hint="--precision",
-        )
+    _refuse_what_does_not_apply(ctx, by, with_run, time, launch_overhead)
     if time:
         if level is Level.all:
             raise typer.BadParameter(
@@ -214,3 +204,21 @@ def roofline(
         typer.echo(_draw_time(store, run_id, out, by, depth, level, launch_overhead, with_run, ceilings))
         return
     typer.echo(_draw(store, run_id, out, level, precision, by, depth, with_run, ceilings))
+
+
+def _refuse_what_does_not_apply(
+    ctx: typer.Context, by: By, with_run: str | None, time: bool, launch_overhead: float | None
+) -> None:
+    """Raise ``typer.BadParameter`` (exit 2) for an option given where it does not apply (they were ignored without
+    a word): --with or --depth without --by layer, --launch-overhead without --time, --precision with --time."""
+    if with_run is not None and by is By.kernel:
+        raise typer.BadParameter("--with needs --by layer", param_hint="--with")
+    if by is By.kernel and given(ctx, "depth"):
+        raise typer.BadParameter("--depth needs --by layer", param_hint="--depth")
+    if launch_overhead is not None and not time:
+        raise typer.BadParameter("--launch-overhead needs --time", param_hint="--launch-overhead")
+    if time and given(ctx, "precision"):
+        raise typer.BadParameter(
+            "--time takes each kernel's pipes together (the largest F/P): --precision does not apply",
+            param_hint="--precision",
+        )

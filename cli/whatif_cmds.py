@@ -49,21 +49,27 @@ def whatif(
     t = w.total
     changed = ", ".join(f"{k}×{v:g}" for k, v in w.scales.items() if v != 1) or "nothing scaled"
     if on_terminal(fmt, out):
-        # (no kernel modelled: no T_min without counters and roofs, every prediction is the measured time)
-        flags = w.kernels.column("modelled").to_pylist()
-        n = sum(flags)
-        how = (
-            "nothing modelled: no kernel has the counters and roofs a T_min needs"
-            if n == 0
-            else "modelled"
-            if n == len(flags)
-            else f"modelled: {n} of {len(flags)} kernels, the others at their measured time (unknown_terms)"
-        )
-        if t["untimed"]:
-            how += f"; {t['untimed']} launch(es) without a duration left out (NaN: a failed replay)"
+        how = _modelled(w.kernels.column("modelled").to_pylist(), t["untimed"])
         typer.echo(
             f"run {w.run_id}: {changed}: {t['duration_ns'] / 1e6:.3f} ms measured → {t['predicted_ns'] / 1e6:.3f} ms "
             f"predicted (×{t['speedup']:.2f}; {how}, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
             f"{roofs_note(w.ceilings, ceilings)})"
         )
     emit(w.layers if by == "layer" else w.kernels, fmt, out)
+
+
+def _modelled(flags: list[bool], untimed: int) -> str:
+    """How much of a what-if is modelled, in words: ``flags`` its kernels' ``modelled``, ``untimed`` the launches
+    without a duration (no kernel modelled: no T_min without counters and roofs, every prediction is the measured
+    time)."""
+    n = sum(flags)
+    how = (
+        "nothing modelled: no kernel has the counters and roofs a T_min needs"
+        if n == 0
+        else "modelled"
+        if n == len(flags)
+        else f"modelled: {n} of {len(flags)} kernels, the others at their measured time (unknown_terms)"
+    )
+    return how + (
+        f"; {untimed} launch(es) without a duration left out (NaN: a failed replay)" if untimed else ""
+    )

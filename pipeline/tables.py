@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from rooflake.pipeline import IngestResult, rooflake_version
 from rooflake.schema import RUNS, SCHEMA_VERSION, UsageError
+from rooflake.schema.duck import sql_template
 from rooflake.store import Store
 
 
@@ -71,9 +72,7 @@ def _same_rows(store: Store, run_id: str, identity: str, tables: dict[str, pa.Ta
     its estimate has the same factory, inputs and options)."""
     for name, table in tables.items():
         new = table.drop_columns(["run_id"]).to_pylist()
-        stored = store.query(
-            f"SELECT * EXCLUDE (run_id) FROM {name} WHERE run_id = $run_id", {"run_id": run_id}
-        )
+        stored = store.query(sql_template("rooflake.store", "run_rows.sql", table=name), {"run_id": run_id})
         old = stored.to_pylist()
         if sorted(map(repr, old)) != sorted(map(repr, new)):
             raise UsageError(

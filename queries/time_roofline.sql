@@ -1,17 +1,17 @@
--- time_roofline: the time-based roofline of one run (Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based
--- Roofline for Deep Learning Performance Analysis", arXiv 2009.04598), per kernel and per NVTX layer at every depth.
--- A kernel with F FLOPs on pipe p (peak P_p) and Q_l bytes at level l (bandwidth W_l) takes at least
--- T_min = max(F_p / P_p over its pipes, Q_l / W_l over the levels, t_o); the inefficiency is s = T / T_min (>= 1) and
--- the bound is the largest term. Every pipe must execute its own FLOPs, so the compute term is the largest F_p / P_p
--- over the precisions counted (pipes run concurrently: a max, not a sum). Ceilings are the kernel's own, as in
--- kernel_roofline (the kernel's tensor roof, kernel_roofs.tensor_roof, for tensor FLOPs). A term is known when its counter and its roof are
--- (a NaN or zero roof is unknown); the compute term, when every pipe with FLOPs has its roof (one without: the max is
--- unknown, never taken from another pipe) and, if every counted pipe did 0 FLOPs, no pipe's counter is missing (a
--- GEMM on the Tensor Cores without their counts is not a zero-FLOP kernel); a kernel whose compute and memory terms are all unknown (no counters, e.g. an nsys
--- kernel) gets NULL T_min, s and bound. A layer of n kernels takes at least sum T_min,k >= n t_o: layer rows sum the
--- kernels whose stack lies under the layer (the grouping of layer_summary, per device), over the launches with a
--- known T_min and a duration. t_o is given by the caller with its provenance (in SQL:
--- `SELECT * FROM time_roofline('RUN_ID', 1000)`; rl roofline --time derives t_o from an nsys trace).
+-- time_roofline: the time-based roofline of one run (Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline
+-- for Deep Learning Performance Analysis", arXiv 2009.04598), per kernel and per NVTX layer at every depth. A kernel
+-- with F FLOPs on pipe p (peak P_p) and Q_l bytes at level l (bandwidth W_l) takes at least T_min = max(F_p / P_p over
+-- its pipes, Q_l / W_l over the levels, t_o); the inefficiency is s = T / T_min (>= 1) and the bound is the largest
+-- term. Every pipe must execute its own FLOPs, so the compute term is the largest F_p / P_p over the precisions counted
+-- (pipes run concurrently: a max, not a sum). Ceilings are the kernel's own, as in kernel_roofline (the kernel's tensor
+-- roof, kernel_roofs.tensor_roof, for tensor FLOPs). A term is known when its counter and its roof are (a NaN or zero
+-- roof is unknown); the compute term, when every pipe with FLOPs has its roof (one without: the max is unknown, never
+-- taken from another pipe) and, if every counted pipe did 0 FLOPs, no pipe's counter is missing (a GEMM on the Tensor
+-- Cores without their counts is not a zero-FLOP kernel); a kernel whose compute and memory terms are all unknown (no
+-- counters, e.g. an nsys kernel) gets NULL T_min, s and bound. A layer of n kernels takes at least sum T_min,k >= n
+-- t_o: layer rows sum the kernels whose stack lies under the layer (the grouping of layer_summary, per device), over
+-- the launches with a known T_min and a duration. t_o is given by the caller with its provenance (in SQL: `SELECT *
+-- FROM time_roofline('RUN_ID', 1000)`; rl roofline --time derives t_o from an nsys trace).
 -- Parameters: $run_id, $launch_overhead_ns, $launch_overhead_source = 'parameter'.
 -- Columns:
 --   run_id                run

@@ -42,8 +42,8 @@
 --   flops_per_s           FLOP/s = flops / time (NaN for a NaN duration, NULL for 0)
 --   peak_flops_per_s      FLOP/s, the run's roof of that precision (run_roofs: FP64, FP32, FP16, or the run's
 --                         tensor roof run_roofs.tensor_roof)
---   peak_ceiling          the name of that roof: FP64 | FP32 | FP16 | the run's tensor roof (e.g. 'TENSOR FP16→FP32');
---                         NULL without a peak
+--   peak_ceiling          the name of that roof: FP64 | FP32 | FP16 | the run's tensor roof (e.g.
+--                         'TENSOR FP16→FP32'); NULL without a peak
 --   bw                    byte/s, the run's roof of the level (run_ceilings: L1, L2, DRAM)
 --   attainable_flops_per_s  FLOP/s = min(peak, ai * bw) at this level (macro attainable; NULL without both roofs)
 --   above_roof            flops_per_s exceeds attainable by more than 0.1 % (a physics violation: kept, flagged)

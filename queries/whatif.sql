@@ -136,14 +136,16 @@ rows AS (
     LEFT JOIN roof AS rs ON rs.kernel_id = kp.kernel_id AND rs.pipe = kp.bound_scaled
     UNION ALL
     SELECT
-        run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns) FILTER (WHERE timed), sum(t_min_ns) FILTER (WHERE modelled),
+        run_id, 'layer', NULL, layer, layer, count(*), sum(duration_ns) FILTER (WHERE timed),
+        sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
         sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns) FILTER (WHERE timed), bool_and(modelled),
         NULL, NULL, list_sort(list_distinct(flatten(list(unknown_terms)))), count(*) FILTER (WHERE NOT timed)
     FROM kp GROUP BY run_id, layer
     UNION ALL
     SELECT
-        run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns) FILTER (WHERE timed), sum(t_min_ns) FILTER (WHERE modelled),
+        run_id, 'run', NULL, NULL, '(run)', count(*), sum(duration_ns) FILTER (WHERE timed),
+        sum(t_min_ns) FILTER (WHERE modelled),
         sum(duration_ns) FILTER (WHERE modelled) / sum(t_min_ns) FILTER (WHERE modelled), NULL,
         sum(t_min_scaled_ns) FILTER (WHERE modelled), NULL, sum(predicted_ns) FILTER (WHERE timed), bool_and(modelled),
         NULL, NULL, list_sort(list_distinct(flatten(list(unknown_terms)))), count(*) FILTER (WHERE NOT timed)

@@ -201,9 +201,8 @@ def trajectory_chart(
     (entity kind, series, layer). Used: ``series`` (the other labels, 'k=v, ...'), ``entity`` (identity across
     runs), ``level`` (l1|l2|dram), ``run_id``, ``value`` (text of the varied label), ``step`` (1..n, the order),
     ``ai`` (FLOP/byte), ``flops_per_s`` (FLOP/s); optional: ``vary``, ``label`` (short name), ``value_order``,
-    ``precision`` and ``peak_ceiling`` (pick the compute roofs: the rows' own roof by name), ``flops``,
-    ``bytes``, ``duration_ns``, ``attainable_flops_per_s``, ``above_roof`` and ``flags`` (red outline),
-    ``nvtx_path``, ``entity_kind``.
+    ``precision`` and ``peak_ceiling`` (the compute roofs: the rows' own), ``flops``, ``bytes``, ``duration_ns``,
+    ``attainable_flops_per_s``, ``above_roof`` and ``flags`` (red outline), ``nvtx_path``, ``entity_kind``.
     ``ceilings``: ``run_ceilings`` rows of the sweep's runs (one roof per ceiling: the median over the runs, min
     and max in the tooltip), or None for no roofs. ``level``: dram, l2, l1, or all (three lines per entity:
     L1 dotted with ▲, L2 dashed with ■, DRAM solid with ●).

@@ -305,9 +305,10 @@ def publish(
 
 
 def clean_staging(root: Path) -> int:
-    """Remove the staging folders of dead (or zombie) writers (:func:`writer_alive`); one killed in the middle of a swap is rolled back
-    first (:func:`roll_back`). Returns how many folders were removed. A dead writer's writability probe
-    (``.rooflake-probe.PID.TOKEN``, left when it was killed between writing and unlinking it) goes too."""
+    """Remove the staging folders of dead (or zombie) writers (:func:`writer_alive`); one killed in the middle of a
+    swap is rolled back first (:func:`roll_back`). Returns how many folders were removed. A dead writer's
+    writability probe (``.rooflake-probe.PID.TOKEN``, left when it was killed between writing and unlinking it) goes
+    too."""
     d = root / STAGING
     if not d.is_dir():
         return 0

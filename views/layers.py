@@ -185,9 +185,16 @@ def _versus_estimates(
     params |= {"timed_by": "ranges", "domain": domain}
     tables = {"layer_roofs": no_roofs}
     points = fetch(con, "estimate_layer_roofline", params | {"match": match}, tables=tables, what=what)
-    if points.num_rows == 0 and (
-        match is None or fetch(con, "estimate_layer_roofline", params, tables=tables, what=what).num_rows == 0
-    ):  # (none matching --match: no rows, as without an estimate run)
+    if (
+        points.num_rows == 0
+        and (  # (none of --domain or matching --match: no rows, as without an estimate run)
+            (match is None and domain is None)
+            or fetch(
+                con, "estimate_layer_roofline", params | {"domain": None}, tables=tables, what=what
+            ).num_rows
+            == 0
+        )
+    ):
         raise no_layers(run_id, depth)
     versus = points.select(list(RANGE_VERSUS)).rename_columns(list(RANGE_VERSUS.values()))
     table = fetch(
