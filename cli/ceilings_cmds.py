@@ -101,7 +101,8 @@ class DefaultToShow(TyperGroup):
 
 ceilings_app = typer.Typer(
     cls=DefaultToShow,
-    help="Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side.",
+    help="Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side. `rl ceilings "
+    "RUN` and `rl ceilings --gpu NAME` are `rl ceilings show …` (see `rl ceilings show --help`).",
     no_args_is_help=False,
 )
 app.add_typer(ceilings_app, name="ceilings")
