@@ -218,13 +218,16 @@ def overlay_lines(
     return pl.concat(frames) if frames else pl.DataFrame(schema=_LINE_SCHEMA)
 
 
-def merge_ceilings(ceil: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
+def merge_ceilings(ceil: pl.DataFrame) -> tuple[pl.DataFrame, int, int, int]:
     """One row per ceiling over the runs of a sweep: median value, min/max over the runs, counts summed.
 
-    Returns (rows, number of runs, number of machines)."""
+    Returns (rows, number of runs, number of machines, number of machine keys): a report's peaks have one key per
+    clock ncu profiled at (``gpu|cc|<n>MHz``), so one GPU at two clocks is one machine and two keys."""
     valid = ceil.filter(positive("value"))
     n_runs = valid.get_column("run_id").n_unique()
-    n_machines = valid.get_column("machine_key").drop_nulls().n_unique()
+    keys = valid.get_column("machine_key").drop_nulls()
+    n_keys = keys.n_unique()
+    n_machines = keys.str.replace(r"\|\d+MHz$", "").n_unique()
     merged = valid.group_by("ceiling", maintain_order=True).agg(
         pl.col("kind").first(),
         pl.col("value").median(),
@@ -240,7 +243,7 @@ def merge_ceilings(ceil: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
         pl.lit(None, dtype=pl.String()).alias("run_id"),
         pl.col("label").first(),
     )
-    return merged, n_runs, n_machines
+    return merged, n_runs, n_machines, n_keys
 
 
 def ceiling_lines(bw: pl.DataFrame, comp: pl.DataFrame, x_lo: float, x_hi: float) -> pl.DataFrame:

@@ -302,19 +302,22 @@ def _roofs(
     The notes say over how many runs (and machines) the roofs are medians, and which ceilings are missing."""
     if ceilings is None:
         return None, None, []
-    merged, n_runs, n_machines = merge_ceilings(ceiling_rows(ceilings, one_run=False))
+    merged, n_runs, n_machines, n_keys = merge_ceilings(ceiling_rows(ceilings, one_run=False))
     present = set(pts.get_column("precision").drop_nulls())
     precisions = [p for p in PRECISION_CEILINGS if p in present]
     bw, comp, missing = pick_ceilings(merged, levels, wanted_compute(pts, precisions))
     notes = []
     if n_runs > 1:
+        spread = (
+            f" on {n_machines} machines"
+            if n_machines > 1
+            else f" on one GPU at {n_keys} clocks"
+            if n_keys > 1
+            else ""
+        )
         notes.append(
-            f"Ceilings: median over {n_runs} runs"
-            + (
-                f" on {n_machines} machines (values differ: see the tooltip's min/max)"
-                if n_machines > 1
-                else ""
-            )
+            f"Ceilings: median over {n_runs} runs{spread}"
+            + (" (values differ: see the tooltip's min/max)" if spread else "")
         )
     if missing:
         notes.append("No valid ceiling in these runs for: " + ", ".join(missing))

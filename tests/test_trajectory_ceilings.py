@@ -93,3 +93,5 @@ def test_the_chart_draws_the_points_own_tensor_roof(store: Path) -> None:
     spec = spec_dict(trajectory_chart(t.rows, t.ceilings, level="dram"))
     text = json.dumps(spec, ensure_ascii=False)
     assert "TENSOR FP16→FP32" in text and "TENSOR FP16→FP16" not in text
+    # one RTX 4060 Ti profiled at 2308 and 2303 MHz (one machine key per clock): it said "on 2 machines"
+    assert "median over 2 runs on one GPU at 2 clocks" in text and "machines" not in text
