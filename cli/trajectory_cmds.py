@@ -71,4 +71,8 @@ def trajectory(
     )
     if t.single:
         summary += f"; left out {len(t.single)} series with a single {vary} value"
+    if t.undrawn:  # (they were left out without a word)
+        summary += (
+            f"; no point in {_plural(len(t.undrawn), 'run')} ({', '.join(t.undrawn)}: no roofline counters)"
+        )
     typer.echo(summary + roofs_note(t.ceilings, ceilings) + ")")

@@ -95,3 +95,32 @@ def test_the_chart_draws_the_points_own_tensor_roof(store: Path) -> None:
     assert "TENSOR FP16→FP32" in text and "TENSOR FP16→FP16" not in text
     # one RTX 4060 Ti profiled at 2308 and 2303 MHz (one machine key per clock): it said "on 2 machines"
     assert "median over 2 runs on one GPU at 2 clocks" in text and "machines" not in text
+
+
+def test_a_run_of_the_sweep_without_counters_is_named(tmp_path: Path) -> None:
+    """A run of the sweep whose report has no roofline counters was left out without a word ("2 runs" of 3)."""
+    runs = [("AveryClapp__ESMM-Research__profile_output", "1"), ("AveryClapp__ESMM-Research__profile.", "2")]
+    ids = {}
+    for name, batch in runs:
+        (r,) = ingest_paths([fixture(name)], tmp_path, {"model": "esmm", "batch": batch}, workers=1)
+        assert r.status == "ingested"
+        ids[batch] = r.run_id
+    t = trajectory(Store(tmp_path), "batch", grain="kernel")
+    assert t.undrawn == [ids["2"]] and t.runs == 1
+    out = CliRunner().invoke(
+        app,
+        [
+            "trajectory",
+            "--vary",
+            "batch",
+            "--by",
+            "kernel",
+            "-o",
+            str(tmp_path / "t.html"),
+            "--store",
+            str(tmp_path),
+        ],
+    )
+    assert out.exit_code == 0 and f"no point in 1 run ({ids['2']}: no roofline counters)" in out.stdout, (
+        out.output
+    )

@@ -27,7 +27,8 @@ class Trajectory:
       entity, level, step.
     - ``ceilings``: run_ceilings rows of the runs in ``rows``.
     - ``series``: the series kept (two values of ``vary`` or more); ``single``: series left out (one value only).
-    - ``runs``: how many runs the rows hold.
+    - ``runs``: how many runs the rows hold; ``undrawn``: the runs of the series kept that hold no point (no
+      roofline counters, or none of the entities asked).
     """
 
     vary: str
@@ -41,6 +42,7 @@ class Trajectory:
     runs: int
     where: dict[str, str] = field(default_factory=dict)
     layer: str | None = None
+    undrawn: list[str] = field(default_factory=list)
 
 
 def trajectory(
@@ -92,17 +94,26 @@ def trajectory(
     roofs, roof_rows = sweep_roofs(store, swept, ceilings)
     rows = fetch(con, "trajectory_points", params, tables=roofs, what=f"trajectory of {vary}")
     if not _drawable(rows):
-        n_runs = len({r["run_id"] for r in runs if r["series"] in kept})
-        what = f"layer at depth {depth}" if grain == "layer" else "kernel"
-        match = f" matching {layer!r}" if layer else ""
-        raise RooflineDataError(
-            f"no {what}{match} has FLOPs, bytes at {'any level' if level == 'all' else level.upper()} and a "
-            f"duration in the {n_runs} runs varying {vary}{_where_text(where)}: nothing to draw. To collect the "
-            f"counters, {COLLECT_HINT}."
-        )
+        raise _nothing_to_draw(grain, depth, layer, level, len(swept), vary, where)
     run_ids = sorted(set(rows.column("run_id").to_pylist()))
     drawn = roof_rows.take([i for i, r in enumerate(roof_rows.column("run_id").to_pylist()) if r in run_ids])
-    return Trajectory(vary, grain, level, depth, rows, drawn, kept, single, len(run_ids), where, layer)
+    undrawn = sorted(set(swept) - set(run_ids))  # (runs of the sweep without a point: no roofline counters)
+    return Trajectory(
+        vary, grain, level, depth, rows, drawn, kept, single, len(run_ids), where, layer, undrawn
+    )
+
+
+def _nothing_to_draw(
+    grain: str, depth: int, layer: str | None, level: str, n_runs: int, vary: str, where: dict[str, str]
+) -> RooflineDataError:
+    """The error of a sweep of ``n_runs`` runs where no entity has a point."""
+    what = f"layer at depth {depth}" if grain == "layer" else "kernel"
+    match = f" matching {layer!r}" if layer else ""
+    return RooflineDataError(
+        f"no {what}{match} has FLOPs, bytes at {'any level' if level == 'all' else level.upper()} and a "
+        f"duration in the {n_runs} runs varying {vary}{_where_text(where)}: nothing to draw. To collect the "
+        f"counters, {COLLECT_HINT}."
+    )
 
 
 def _where_text(where: dict[str, str]) -> str:
