@@ -13,9 +13,10 @@
 --   base_time_ns            ns, kernel time summed over launches (NaN durations left out)
 --   new_time_ns             ns
 --   time_change             new / base - 1; NULL unless in both
---   base_flops_per_s        FLOP/s over the launches with counters
+--   base_flops_per_s        FLOP/s of the dominant precision, over the launches with counters (compare_layers
+--                           counts every precision: one kernel's layer shows more where it has two pipes)
 --   new_flops_per_s         FLOP/s
---   base_ai_l1              FLOP/byte
+--   base_ai_l1              FLOP/byte of the dominant precision
 --   new_ai_l1               FLOP/byte
 --   base_ai_l2              FLOP/byte
 --   new_ai_l2               FLOP/byte

@@ -9,7 +9,8 @@
 --   time_change            new / base - 1 (0.1 = 10 % slower); NULL unless in both
 --   base_launches          kernel launches in the base run
 --   new_launches           kernel launches in the new run
---   base_flops_per_s       FLOP/s (NULL without counters)
+--   base_flops_per_s       FLOP/s of every precision counted (NULL without counters; compare_kernels takes each
+--                          kernel's dominant precision, as its bound and fraction of roof do)
 --   new_flops_per_s        FLOP/s
 --   base_ai_l1             FLOP/byte
 --   new_ai_l1              FLOP/byte
