@@ -133,8 +133,9 @@ def _draw(
         ceilings=ceiling_choice(ceilings), as_rows=True,
     )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = titled(roofline_title(v.run, v.run_id, v.grain, depth), v.provenance)
+    noun = "layer" if v.grain == "layer" else "kernel"
     n_zero = save_roofline(
-        v.points, v.ceilings, out, level=level.value, precision=precision.value, title=title
+        v.points, v.ceilings, out, level=level.value, precision=precision.value, title=title, noun=noun
     )
     if v.provenance:  # time measured, work modelled: the numbers beside the chart
         from rooflake.cli.common import Fmt, emit

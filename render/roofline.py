@@ -84,6 +84,7 @@ def roofline_chart(
     level: str = "dram",
     precision: str = "all",
     title: ChartTitle = None,
+    noun: str = "kernel",
 ) -> alt.LayerChart:
     """The hierarchical roofline of one run: kernels as points under the machine's roofs, log-log.
 
@@ -98,7 +99,8 @@ def roofline_chart(
     ``value_max``, ``formula``, ``n_kernels``, ``n_invalid``, ``machine_key``, ``source_label`` (legend text),
     ``overlay`` (another source's roof: drawn dashed beside; :func:`rooflake.views.ceilings.run_roofs`).
     ``level``: dram, l2, l1, or all (one marker per level: L1 ▲, L2 ■, DRAM ●). ``precision``: fp64, fp32, fp16,
-    tensor, or all (each kernel's dominant precision).
+    tensor, or all (each kernel's dominant precision). ``noun``: what one point is in the legend and the subtitle
+    (kernel, or layer for the rows of NVTX layers).
 
     Drawn (sources in the module docstring): x = AI_l = F / Q_l, y = achieved FLOP/s; one point per kernel (per
     level with ``all``) whose FLOPs, AI and FLOP/s are > 0, red-outlined when above its roof or flagged;
@@ -115,7 +117,7 @@ def roofline_chart(
         RooflineDataError: no point can be drawn (every selected row lacks FLOPs, bytes at the level or a
             usable duration); the message says what is missing and how to collect it.
     """
-    d = _drawing(points, ceilings, level, precision, title)
+    d = _drawing(points, ceilings, level, precision, title, noun)
     layers, datasets = _layers(d)
     return _layer_chart(layers, datasets, d)
 
@@ -139,7 +141,9 @@ def roofline_spec(
     )
 
 
-def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: ChartTitle) -> Drawing:
+def _drawing(
+    points: Table, ceilings: Table, level: str, precision: str, title: ChartTitle, noun: str = "kernel"
+) -> Drawing:
     """The points, roofs, axes and title lines of a roofline chart (:func:`roofline_chart`), which raises."""
     levels = _levels(level, precision)
     pts = conform(
@@ -158,7 +162,7 @@ def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: 
     bw, comp, missing = pick_ceilings(ceil, levels, wanted, point_roofs(with_flops))
     extra = overlay_roofs(others, levels, wanted)
     x, y, lines, texts = _geometry(long, (bw, comp, extra))
-    subtitle = _subtitle(pts, rows, long, reasons, level, precision)
+    subtitle = _subtitle(pts, rows, long, reasons, level, precision, noun)
     if missing:
         subtitle.append("No valid ceiling in this run for: " + ", ".join(missing))
     subtitle += _sources_line(ceil, others)
@@ -173,6 +177,7 @@ def _drawing(points: Table, ceilings: Table, level: str, precision: str, title: 
         texts.to_dicts(),
         text,
         subtitle,
+        noun,
     )
 
 
@@ -298,7 +303,7 @@ def _layers(d: Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
         "y": y_enc,
         "color": alt.Color(
             "kernel:N",
-            title="Kernel",
+            title=d.noun.capitalize(),
             scale=alt.Scale(scheme=scheme(d.long)),
             legend=alt.Legend(**KERNEL_LEGEND),
         ),
@@ -318,25 +323,27 @@ def _subtitle(
     reasons: list[tuple[str, int, str]],
     level: str,
     precision: str,
+    noun: str = "kernel",
 ) -> list[str]:
-    """What is drawn and what is not (never silently): counts of kernels left out and why, the red outlines."""
+    """What is drawn and what is not (never silently): counts of kernels (``noun``: or layers) left out and why,
+    the red outlines."""
     zero_keys, no_prec_flops = _left_out(pts, rows)
     n_pts = long.select(pl.struct("run_id", "kernel_id").n_unique()).item()
-    subtitle = [f"{level_text(level)} roofline, {prec_text(precision)}: {n_pts} kernel(s) drawn"]
-    not_drawn = [f"{len(no_prec_flops)} kernel(s) have no {precision} FLOPs"] if no_prec_flops else []
-    not_drawn += [f"{n} kernel(s) {text}" for what, n, text in reasons if what == "time"]
+    subtitle = [f"{level_text(level)} roofline, {prec_text(precision, noun)}: {n_pts} {noun}(s) drawn"]
+    not_drawn = [f"{len(no_prec_flops)} {noun}(s) have no {precision} FLOPs"] if no_prec_flops else []
+    not_drawn += [f"{n} {noun}(s) {text}" for what, n, text in reasons if what == "time"]
     if not_drawn:
         subtitle.append("Not drawn: " + "; ".join(not_drawn))
     for what, n, text in reasons:
         if what in LEVEL_SHAPE:
             subtitle.append(
-                f"{'No ' + what + ' point' if level == 'all' else 'Not drawn'}: {n} kernel(s) {text}"
+                f"{'No ' + what + ' point' if level == 'all' else 'Not drawn'}: {n} {noun}(s) {text}"
             )
     if zero_keys:
         zero = zero_flop_table(pts)
         total = float(zero.unique("run_id").get_column("total_share_of_time").sum())
-        subtitle.append(f"{zero.height} kernel(s) without FLOPs ({share(total)} of time) listed apart")
+        subtitle.append(f"{zero.height} {noun}(s) without FLOPs ({share(total)} of time) listed apart")
     n_flagged = long.filter(pl.col("flagged")).select(pl.struct("run_id", "kernel_id").n_unique()).item()
     if n_flagged:
-        subtitle.append(f"Red outline: above its roof or flagged by ingest ({n_flagged} kernel(s))")
+        subtitle.append(f"Red outline: above its roof or flagged by ingest ({n_flagged} {noun}(s))")
     return subtitle

@@ -135,6 +135,8 @@ class Drawing(NamedTuple):
     texts: list[dict[str, Any]]
     title: str | list[str]
     subtitle: list[str]
+    #: what one point is: kernel, or layer (an NVTX layer's roofline)
+    noun: str = "kernel"
 
 
 def roof_name(row: dict[str, Any]) -> str:
@@ -383,7 +385,7 @@ def spec(d: Drawing) -> dict[str, Any]:
         links = {"x": x_enc, "y": y_enc, "detail": detail, "order": {"field": "ai", "type": "quantitative"}}
         layers.append(layer_spec("rl_points", mark_spec("line", **LINK_MARK), links, "links"))
     color = {"field": "kernel", "legend": dict(sorted(KERNEL_LEGEND.items()))}
-    color |= {"scale": {"scheme": scheme(d.long)}, "title": "Kernel", "type": "nominal"}
+    color |= {"scale": {"scheme": scheme(d.long)}, "title": d.noun.capitalize(), "type": "nominal"}
     point_enc = {"x": x_enc, "y": y_enc, "color": color, **flag_outline_spec()}
     point_enc["tooltip"] = tooltips_spec(POINT_TOOLTIP)
     if d.multi:
@@ -406,9 +408,9 @@ def level_text(level: str) -> str:
     return "L1, L2 and DRAM" if level == "all" else LEVEL_LABEL[level]
 
 
-def prec_text(precision: str) -> str:
-    """``precision`` (fp64 | fp32 | fp16 | tensor | all) as the subtitle names it."""
-    return "each kernel's dominant precision" if precision == "all" else precision
+def prec_text(precision: str, noun: str = "kernel") -> str:
+    """``precision`` (fp64 | fp32 | fp16 | tensor | all) as the subtitle names it (``noun``: what one point is)."""
+    return f"each {noun}'s dominant precision" if precision == "all" else precision
 
 
 def _positive(v: Any) -> bool:
@@ -666,16 +668,18 @@ def save_roofline(
     level: str = "dram",
     precision: str = "all",
     title: ChartTitle = None,
+    noun: str = "kernel",
 ) -> int:
     """Draw the roofline chart of ``points`` under ``ceilings`` and write it to ``path``: what
     ``save_chart(roofline_chart(points, ceilings, ...), path, below=zero_flop_table(points))`` writes
     (:func:`rooflake.render.save.save_chart`: the format by the suffix, the zero-FLOP kernels below the chart,
     the errors). A PNG (scale 2) or SVG that :func:`drawing` can draw (:class:`Rows`, no zero-FLOP kernel) is
     rendered from :func:`spec`, the same spec, importing neither polars nor Altair (issue 14; tests/test_png_spec.py
-    compares the files). Returns the number of zero-FLOP kernels listed below the chart. Raises as
+    compares the files; ``noun`` other than ``kernel``, what one point is, e.g. ``layer``: the polars path). Returns
+    the number of zero-FLOP kernels listed below the chart. Raises as
     ``roofline_chart`` and ``save_chart``."""
     fmt = {".png": "png", ".svg": "svg"}.get(Path(path).suffix.lower())
-    d = drawing(points, ceilings, level, precision, title) if fmt else None
+    d = drawing(points, ceilings, level, precision, title) if fmt and noun == "kernel" else None
     if d is not None:
         from rooflake.render import engine
 
@@ -688,7 +692,6 @@ def save_roofline(
     from rooflake.render.tables import zero_flop_table
 
     below = zero_flop_table(points)
-    save_chart(
-        roofline_chart(points, ceilings, level=level, precision=precision, title=title), path, below=below
-    )
+    chart = roofline_chart(points, ceilings, level=level, precision=precision, title=title, noun=noun)
+    save_chart(chart, path, below=below, noun=noun)
     return below.height

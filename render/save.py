@@ -45,7 +45,7 @@ def _below_total(below: pl.DataFrame) -> float | None:
     return float(below.unique("run_id").get_column("total_share_of_time").fill_null(float("nan")).sum())
 
 
-def _below_html(below: pl.DataFrame) -> str:
+def _below_html(below: pl.DataFrame, noun: str = "kernel") -> str:
     total = _below_total(below)
     rows = []
     for r in below.iter_rows(named=True):
@@ -59,7 +59,7 @@ def _below_html(below: pl.DataFrame) -> str:
             "</tr>"
         )
     foot = (
-        f'<tfoot><tr><td colspan="3">{below.height} kernel(s)</td>'
+        f'<tfoot><tr><td colspan="3">{below.height} {noun}(s)</td>'
         f'<td class="num">{share(total)}</td></tr></tfoot>'
         if total is not None
         else ""
@@ -69,14 +69,14 @@ def _below_html(below: pl.DataFrame) -> str:
         "<style>.rl-zero-flops table{border-collapse:collapse;font-size:13px}"
         ".rl-zero-flops td,.rl-zero-flops th{border-bottom:1px solid #ddd;padding:3px 10px;text-align:left}"
         ".rl-zero-flops .num{text-align:right}</style>\n"
-        "<h3>Kernels without FLOPs (no place on a log-AI axis)</h3>\n"
+        f"<h3>{noun.capitalize()}s without FLOPs (no place on a log-AI axis)</h3>\n"
         "<table><thead><tr><th>name</th><th>short name</th><th>duration</th>"
         "<th>share of time</th></tr></thead>\n"
         f"<tbody>{''.join(rows)}</tbody>{foot}</table>\n</section>\n"
     )
 
 
-def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
+def _below_chart(below: pl.DataFrame, noun: str = "kernel") -> alt.LayerChart:
     total = _below_total(below)
     shown = below.head(MAX_BELOW_ROWS)
     lines = [
@@ -111,8 +111,8 @@ def _below_chart(below: pl.DataFrame) -> alt.LayerChart:
         width=800,
         height=16 * len(lines),
         title=alt.TitleParams(
-            "Kernels without FLOPs (no place on a log-AI axis)",
-            subtitle=f"{below.height} kernel(s), {share(total)} of the run's time "
+            f"{noun.capitalize()}s without FLOPs (no place on a log-AI axis)",
+            subtitle=f"{below.height} {noun}(s), {share(total)} of the run's time "
             "· name, duration, share of time",
             anchor="start",
             fontSize=13,
@@ -200,7 +200,7 @@ def _vconcat(top: dict[str, Any], bottom: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None) -> str:
+def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None, noun: str = "kernel") -> str:
     """The page of one chart: what ``chart.save(path, inline=True)`` writes (Vega, Vega-Lite and vega-embed
     JavaScript inlined), the spec embedded as script-safe JSON (:mod:`rooflake.render.page`: no name in the data
     can end the script), and the HTML table of ``below`` (escaped) after the chart when it has rows."""
@@ -214,14 +214,18 @@ def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None) -> str:
         json_kwds={"cls": ScriptJSONEncoder},
     )
     if below is not None and below.height > 0:
-        table = _below_html(below)
+        table = _below_html(below, noun)
         at = page.rfind("</body>")
         page = page[:at] + table + page[at:] if at >= 0 else page + table
     return page
 
 
 def save_chart(
-    chart: alt.TopLevelMixin, path: str | os.PathLike[str], *, below: pl.DataFrame | None = None
+    chart: alt.TopLevelMixin,
+    path: str | os.PathLike[str],
+    *,
+    below: pl.DataFrame | None = None,
+    noun: str = "kernel",
 ) -> None:
     """Write ``chart`` to ``path``, the format chosen by the suffix; works offline.
 
@@ -233,7 +237,7 @@ def save_chart(
       warmed up meanwhile); a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
 
     ``below`` columns: ``name``, ``short_name``, ``duration_ns`` (ns), ``share_of_time`` (0..1),
-    ``total_share_of_time`` and ``run_id`` (for the total). The file is written by the rule of
+    ``total_share_of_time`` and ``run_id`` (for the total); ``noun``: what one row is (kernel, or layer). The file is written by the rule of
     :mod:`rooflake.render.files`: atomically, missing parent directories created.
 
     Raises :class:`rooflake.schema.UsageError` for a suffix other than .html, .png, .svg (the message names the path);
@@ -248,10 +252,10 @@ def save_chart(
         )
     spec = _spec_dict(chart)
     if suffix == ".html":
-        write_file(path, chart_html(spec, below).encode("utf-8"))
+        write_file(path, chart_html(spec, below, noun).encode("utf-8"))
         return
     if below is not None and below.height > 0:
-        spec = _vconcat(spec, _spec_dict(_below_chart(below)))
+        spec = _vconcat(spec, _spec_dict(_below_chart(below, noun)))
     spec_json = json.dumps(spec, allow_nan=False)
     fmt, scale = ("png", 2.0) if suffix == ".png" else ("svg", 1.0)
     engine.submit(engine.render_files, spec_json, [(str(path), fmt, scale)]).result()

@@ -134,7 +134,10 @@ def test_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
     assert said in text and "2 zero-FLOP layers" in text  # the two pools
     head = "│ layer              ┆ time_ns_measured ┆ flops_modelled ┆ bytes_modelled ┆ ai"
     assert head in text and "cnn:forward/conv2" in text  # the table beside the chart says it too
-    assert said in out_file.read_text()  # the chart's title says it too
+    page = out_file.read_text()
+    assert said in page  # the chart's title says it too
+    # its points are layers: the legend, the subtitle and the table below said "Kernel", "kernel(s)"
+    assert "layer(s) drawn" in page and "Layers without FLOPs" in page and "kernel(s)" not in page
     png = cpu_run["tmp"] / "layers.png"
     rl("roofline", cpu_run["run"][:8], "--by", "layer", "-d", "2", "--with", cpu_run["est"][:8], "--level", "l2",
        "-o", str(png), "--store", cpu_run["store"])  # fmt: skip
