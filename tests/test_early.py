@@ -85,6 +85,7 @@ main()
     ids=" ".join,
 )
 def test_rl_starts_duckdb_early_for_store_commands(tmp_path, args: list[str], made_on: list[str]) -> None:
+    (tmp_path / "store").mkdir()  # an empty store (a folder that does not exist is refused)
     store = ["--store", str(tmp_path / "store")] if args[0] != "--help" else []
     p = subprocess.run(
         [sys.executable, "-c", RECORD, *args, *store], capture_output=True, text=True, timeout=120

@@ -59,6 +59,7 @@ def _sql(store: Path, query: str) -> list[dict]:
 
 def test_rl_sql_reads_the_datasheet_catalog(tmp_path: Path) -> None:
     store = tmp_path / "store"
+    store.mkdir()  # (an empty store: a folder that does not exist is refused)
     rows = _sql(store, "select * from datasheets")
     assert len(rows) == datasheets.numbers().num_rows
     h100 = _sql(

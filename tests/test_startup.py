@@ -34,6 +34,7 @@ def test_help_imports_no_data_library() -> None:
 
 
 def test_sql_and_runs_load_no_chart_library(tmp_path) -> None:
+    (tmp_path / "empty").mkdir()  # an empty store (a folder that does not exist is refused)
     for args in (["sql", "select 1"], ["runs"]):
         mods = imported_by(*args, store=str(tmp_path / "empty"))
         assert "duckdb" in mods  # they do query
