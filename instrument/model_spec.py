@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflake.instrument.traffic import GpuSpec
-from rooflake.schema import BadArgument, UsageError
+from rooflake.schema import BadArgument, ToolMissingError, UsageError
 from rooflake.schema import datasheets as ds
 
 INPUT_SPEC = re.compile(r"^(?P<shape>\d+(?:[x,]\d+)*)(?::(?P<dtype>[a-z0-9_]+))?$")
@@ -114,8 +114,12 @@ def estimate_spec(
     """Estimate the model a factory builds on the inputs given as specs: (``estimates`` table, identity text for
     the run id, fields for the ``runs`` row). See :func:`rooflake.instrument.estimate.estimate`. Raises
     :class:`UsageError` naming the model (and the inputs) for a spec that cannot be imported or built, bad inputs,
-    or a model that does not run on them (whatever its code raised)."""
-    import torch
+    or a model that does not run on them (whatever its code raised); :class:`ToolMissingError` without torch (the
+    optional extra: it ended in a traceback)."""
+    try:
+        import torch
+    except ImportError as e:
+        raise ToolMissingError("rl estimate needs torch: pip install 'rooflake[torch]'") from e
 
     from rooflake.instrument.estimate import estimate
 

@@ -221,3 +221,18 @@ def test_an_option_that_does_not_apply_is_refused(
     r = invoke(*args, "--store", str(tmp_path))
     assert r.exit_code == 2 and r.stdout == "", r.output
     assert f"Invalid value for {option}" in r.stderr and why in r.stderr
+
+
+def test_rl_estimate_without_torch_is_one_error_line(tmp_path: Path) -> None:
+    """torch is the optional extra rooflake[torch]: without it `rl estimate` ended in a ModuleNotFoundError
+    traceback (the README's set-up installs rooflake without it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
+    )
+    args = ["estimate", "torch_models:resnet50", "-i", "1x3x8x8", "--store", str(tmp_path / "s")]
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and p.stdout == "", p.stderr
+    assert p.stderr == "Error: rl estimate needs torch: pip install 'rooflake[torch]'\n"
