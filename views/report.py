@@ -351,9 +351,8 @@ def _run_report(
     roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
     points = _of(tables["kernel_roofline"], run_id)
     note = str(roofs) if isinstance(roofs, RooflakeError) else None
-    if (
-        note is None and points.num_rows == 0
-    ):  # what it lacks, as rl roofline says (the chart said "of 0 kernels")
+    # a run without roofline counters: what it lacks, as rl roofline says (the chart said "of 0 kernel(s)")
+    if note is None and points.num_rows == 0:
         note = str(no_counters(connect(store), tables["runs"][run_id], "all"))
     return RunReport(
         run_id,
