@@ -372,7 +372,7 @@ class Database:
         """Whether ``error`` says a file the database listed is gone: a compaction or a ``--force`` re-ingest
         deletes the files it replaced after its commit, so a listing taken before that commit names files that no
         longer exist (list again: :meth:`refresh`)."""
-        return (self.snapshot is not None or self.root is not None) and _GONE.search(str(error)) is not None
+        return (self.snapshot is not None or self.root is not None) and gone(error)
 
     def moved(self) -> bool:
         """Whether a compaction of this local store committed since its sources were taken (``compacted.json``
