@@ -3,7 +3,7 @@
 - :func:`duck_type`, :func:`arrow_type`: the DuckDB type of an Arrow type of our schemas, and back.
 - :func:`conform_select`: a select list giving exactly a schema's columns, in order.
 - :class:`DuckTable`: a table of one run that is still a query in a reader's DuckDB connection (streamed to
-  Parquet by DuckDB, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
+  Parquet as DuckDB streams it, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
 - :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``; :func:`fetch_rows`: the same as
   Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14);
   :func:`fetch_pylist`: Rows holding the values ``pyarrow.Table.to_pylist`` gives (what JSON needs), or the table
@@ -13,13 +13,12 @@
 - :func:`sql_file`, :func:`sql_template`: the text of a ``.sql`` file shipped in one of our packages, with its
   ``{slot}`` placeholders filled.
 
-The SQL these helpers run lives in ``schema/*.sql`` (``copy_parquet``, ``one_row``). pyarrow is imported inside
+The SQL these helpers run lives in ``schema/*.sql`` (``one_row``). pyarrow is imported inside
 the helpers that need it: importing this module costs nothing.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime
 import functools
@@ -31,14 +30,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# DuckTable's Parquet row groups: bounded memory for rows with long names (150k nsys kernels with their names, 2
-# threads: +104 MB while writing with 16k-row groups, +55 MB with 4k)
-ROW_GROUP_ROWS = 4096
+# DuckTable.write_parquet: rows per Arrow batch fetched from DuckDB, and the most rows and bytes of a Parquet row
+# group (memory bounded for rows with long names). Measured at the nsys range-heavy copy x8 (1.2M kernels with
+# their names, 5.7M NVTX ranges; 2 cores): pyarrow's writer with these took 2.1 CPU s for the kernels and 3.8 for
+# the ranges, where DuckDB's COPY took 3.5 and 6.8 (at 4,096-row groups; bigger ones held more under its memory
+# limit and spilled); the whole ingest 15.3 s at a 494 MB peak, against 17.5 s at 467 MB (issue 14)
+FETCH_ROWS = 4096
+ROW_GROUP_ROWS = 65536
+ROW_GROUP_BYTES = 4 << 20
 
 
 @functools.cache  # read once per process: a store planning each statement reads ~18 files per statement
 def sql_file(package: str, name: str) -> str:
-    """Text of ``name`` (e.g. ``"copy_parquet.sql"``) in package ``package`` (e.g. ``"rooflake.schema"``), without
+    """Text of ``name`` (e.g. ``"one_row.sql"``) in package ``package`` (e.g. ``"rooflake.schema"``), without
     a trailing semicolon. Raises ``FileNotFoundError`` when the package holds no such file."""
     return resources.files(package).joinpath(name).read_text(encoding="utf-8").strip().rstrip(";")
 
@@ -369,8 +373,8 @@ def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.
 
 
 class DuckTable:
-    """A table of one run that is still a query in a reader's DuckDB connection: written to Parquet by DuckDB's
-    streaming writer (no copy in Python memory), or fetched as Arrow.
+    """A table of one run that is still a query in a reader's DuckDB connection: written to Parquet a few row groups
+    at a time as DuckDB streams them (no whole table in Python memory), or fetched as Arrow.
 
     ``select`` is a full SELECT statement whose columns are exactly ``schema``'s (see :func:`conform_select`);
     ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table); ``settings``: DuckDB
@@ -401,24 +405,78 @@ class DuckTable:
         with self._settings():
             return fetch_arrow(self.con, self.select).cast(self.schema)
 
-    def write_parquet(self, path: Path, metadata: dict[bytes, bytes]) -> None:
-        """Write the rows to ``path`` (zstd level 1, as pyarrow writes the store's other files;
-        :data:`ROW_GROUP_ROWS` rows per group) with key-value ``metadata`` plus the Arrow schema (``ARROW:schema``,
-        as pyarrow writes it, so Arrow readers see the units and descriptions), every column OPTIONAL (nullable, as
-        the store's schemas declare every field and pyarrow writes them, whatever the rows hold). Statistics are
-        DuckDB's, also on float columns: the readers that use this class hold no NaN (see
-        ``rooflake.store.publish.stat_columns``). Raises ``OSError`` when the file cannot be written,
-        ``duckdb.Error`` when the query fails."""
-        import duckdb
+    def write_parquet(
+        self, path: Path, metadata: dict[bytes, bytes], write_statistics: bool | list[str] = True
+    ) -> None:
+        """Write the rows to ``path`` with pyarrow's Parquet writer, as the store's other files are written (zstd,
+        pyarrow's default level; ``write_statistics`` as :func:`pyarrow.parquet.write_table` takes it), with
+        ``schema`` (every column OPTIONAL: the store's schemas declare every field nullable) and key-value
+        ``metadata`` beside the Arrow schema pyarrow stores (``ARROW:schema``: units and descriptions).
 
-        kv = {k.decode(): v.decode() for k, v in metadata.items()}
-        kv["ARROW:schema"] = base64.b64encode(self.schema.serialize().to_pybytes()).decode()
-        sql = sql_template("rooflake.schema", "copy_parquet.sql", select=self.select)
-        try:
-            with self._settings():
-                self.con.execute(sql, {"path": str(path), "row_group_rows": ROW_GROUP_ROWS, "kv": kv})
-        except duckdb.IOException as e:  # a full or read-only disk: publish reports it as a store error
-            raise OSError(str(e).splitlines()[0]) from e
+        The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups of
+        at most :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes: memory stays bounded, outside
+        DuckDB's limit. Raises ``OSError`` when the file cannot be written, ``duckdb.Error`` when the query
+        fails."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = self.schema.with_metadata(metadata)
+        with (
+            self._settings(),
+            pq.ParquetWriter(
+                path,
+                schema,
+                compression="zstd",
+                use_dictionary=_texts(schema),
+                write_statistics=write_statistics,
+                memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
+            ) as writer,
+        ):
+            for group in self._row_groups():
+                writer.write_table(group, row_group_size=group.num_rows)
+
+    def _row_groups(self) -> Iterator[pa.Table]:
+        """The rows as tables of ``schema`` of at most :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES`
+        bytes (or one batch, if bigger). Raises ``duckdb.Error`` when the query fails."""
+        import pyarrow as pa
+
+        reader = self.con.sql(self.select).to_arrow_reader(FETCH_ROWS)
+        batches: list[pa.RecordBatch] = []
+        rows = size = 0
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except OSError as e:  # how DuckDB's Arrow stream reports a failed query
+                raise _stream_error(e) from e
+            batches.append(batch)
+            rows, size = rows + batch.num_rows, size + batch.nbytes
+            if rows >= ROW_GROUP_ROWS or size >= ROW_GROUP_BYTES:
+                yield pa.Table.from_batches(batches).cast(self.schema)
+                batches, rows, size = [], 0, 0
+        if batches:
+            yield pa.Table.from_batches(batches).cast(self.schema)
+
+
+def _stream_error(e: OSError) -> Exception:
+    """The ``duckdb.Error`` (of the class its message names: "IO Error: …", "Out of Memory Error: …") that DuckDB's
+    Arrow stream reported as ``e``, an ``OSError``."""
+    import duckdb
+
+    kind = str(e).split(":", 1)[0]
+    cls = {"IO Error": duckdb.IOException, "Out of Memory Error": duckdb.OutOfMemoryException}.get(
+        kind, duckdb.Error
+    )
+    return cls(str(e))
+
+
+def _texts(schema: pa.Schema) -> list[str]:
+    """The string columns of ``schema``: the ones :meth:`DuckTable.write_parquet` dictionary-encodes (repeated
+    names; on every column, the dictionaries cost the x8 copy's ranges 1.2 CPU s more)."""
+    import pyarrow as pa
+
+    return [f.name for f in schema if pa.types.is_string(f.type)]
 
 
 def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:
@@ -427,7 +485,6 @@ def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:
     For a reader that already has a DuckDB connection: ``pa.table`` of Python values makes pyarrow import pandas when
     it is installed (+0.2 s, +33 MB resident for the rest of the ingest). Raises ``TypeError`` for another value
     type."""
-    # (columns OPTIONAL as pyarrow writes them, though constant: DuckTable.write_parquet, copy_parquet.sql)
     exprs = {f.name: sql_literal(values[f.name], f.type) for f in schema if values.get(f.name) is not None}
     select = sql_template("rooflake.schema", "one_row.sql", columns=conform_select(schema, exprs))
     return DuckTable(con, select, schema, 1)

@@ -1,5 +1,4 @@
 -- one_row: a one-row table of a schema built from SQL literals (schema.duck.duck_row).
--- Template slot (filled by Python): {columns} = the select list of schema.duck.conform_select, each value a literal
--- (copy_parquet.sql writes the columns OPTIONAL, as pyarrow does).
+-- Template slot (filled by Python): {columns} = the select list of schema.duck.conform_select, each value a literal.
 -- Columns: those of the schema given, in its order, with its types.
 SELECT {columns}

@@ -149,17 +149,13 @@ def write_part(table: pa.Table | DuckTable, path: Path) -> None:
     Raises ``OSError`` when it cannot be written."""
     meta = dict(table.schema.metadata or {})
     meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
+    stats = stat_columns(table.schema)
     if isinstance(table, DuckTable):
-        table.write_parquet(path, meta)
+        table.write_parquet(path, meta, write_statistics=stats)
     else:
         import pyarrow.parquet as pq
 
-        pq.write_table(
-            table.replace_schema_metadata(meta),
-            path,
-            compression="zstd",
-            write_statistics=stat_columns(table.schema),
-        )
+        pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd", write_statistics=stats)
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
 
