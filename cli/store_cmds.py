@@ -25,6 +25,17 @@ from rooflake.cli.common import (
     reading_store,
 )
 
+
+def system_allocator() -> None:
+    """Make the C library's allocator pyarrow's default memory pool in this process and the ingest workers it
+    starts, unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise (before pyarrow is imported: it reads the variable
+    once). What a reader's Arrow buffers took is then given back when freed; pyarrow's own pools (mimalloc,
+    jemalloc) keep it. At the nsys range-heavy copy x8, the ingest's peak: 479 MiB against 498 (issue 14)."""
+    import os
+
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+
 MergeOpt = Annotated[
     bool,
     typer.Option(
@@ -67,6 +78,7 @@ def ingest(
     The format is detected from each file's content (a parquetdir folder by its files). Re-ingesting the same file
     is a no-op unless --force.
     """
+    system_allocator()
     from rooflake.pipeline import expand_paths, ingest_paths
 
     labels = parse_labels(label)
