@@ -14,8 +14,8 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
   and ``sweep_store``): each range's depth and parent, each operation's innermost range, the ranges on the
   operations' stacks; ``range_names``, ``walk_names``, ``stacks``, ``stack_level`` once per depth, ``paths``,
   ``attribution``: NVTX paths (one per distinct stack) and the attribution of every operation;
-- ``output``: the output tables as views, which DuckDB streams to Parquet (:class:`rooflake.schema.duck.DuckTable`);
-  ``summary``: the counts.
+- ``output``: the output tables as views, which DuckDB streams as Arrow batches to pyarrow's Parquet writer
+  (:class:`rooflake.schema.duck.DuckTable`); ``summary``: the counts.
 
 Between steps, sources no longer needed are freed and DuckDB's allocator gives back what it keeps (``purge``):
 CHANGELOG.md has the memory and time figures this order was tuned for.
@@ -44,10 +44,11 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
 # DuckDB (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
 # (nsys/work_db.sql), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges,
-# 720 MB) peaks at ~0.47 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
+# 720 MB) peaks at ~0.48 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
 # limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~29 CPU s for
-# that ingest (32 s at stop 23, 34-36 s with the stack sweep in SQL, 38-40 s before the work database and the path
-# tree, 27 s under a 2 GB limit at 1.3 GB). The peak follows the limit: 340 MB peaked at 0.51 GB (-0.5 s wall),
+# that ingest (32 s with DuckDB writing the Parquet files, 32 s at stop 23, 34-36 s with the stack sweep in SQL,
+# 38-40 s before the work database and the path tree, 27 s under a 2 GB limit at 1.3 GB, before pyarrow's writer).
+# The peak follows the limit: 340 MB peaked at 0.51 GB (-0.5 s wall),
 # 380 MB at 0.54 GB. A lower limit does not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep
 # each took ~+9 CPU s and still peaked at 0.49-0.51 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
@@ -146,8 +147,8 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     """Open one Nsight Systems SQLite export and attribute its GPU operations to NVTX ranges, in DuckDB.
 
     Yields ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (DuckTables, valid
-    inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet without a copy in Python
-    memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
+    inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet a few row groups at a time,
+    without the whole table in Python memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
     (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name, compute_capability, n_kernels, n_metrics (0), derivation,
     and the ingest summary of suspicious source rows (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``,
     ``warnings``).

@@ -1,6 +1,7 @@
 -- output: the reader's output tables as views over the attribution and the sources, named as the store's columns
 -- (rooflake.schema.tables: KERNELS, MEMOPS, RANGES, COVERAGE); rooflake.ingest.nsys_sqlite conforms each to its
--- schema (conform.sql: run_id added, every column cast, absent ones NULL) and DuckDB streams it to Parquet.
+-- schema (conform.sql: run_id added, every column cast, absent ones NULL); DuckDB streams it as Arrow batches to
+-- pyarrow's Parquet writer (rooflake.schema.duck.DuckTable).
 -- Rows come in no particular order: sorting whole rows with their names cost 280 MB at 150k kernels, and a sort of
 -- integers with the strings joined after it keeps its order only while DuckDB probes with the sorted side (not when
 -- an export has more strings than kernels).
