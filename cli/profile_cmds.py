@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.common import StoreOpt, app, given, guard, parse_labels
+from rooflake.cli.common import StoreOpt, app, given, guard, parse_labels, system_allocator
 
 
 class SectionSet(str, Enum):
@@ -128,6 +128,7 @@ def _profile_and_ingest(
     out: dict[str, Any] = {"commands": result.command_lines(), "report": result.report}
     if result.report is None:
         return out
+    system_allocator()  # after the profiled program ran: its environment is the user's
     res = ingest_file(
         result.report, store, {**env_labels(result.facts), **labels}, run_fields=result.run_fields()
     )

@@ -23,18 +23,8 @@ from rooflake.cli.common import (
     one_line,
     parse_labels,
     reading_store,
+    system_allocator,
 )
-
-
-def system_allocator() -> None:
-    """Make the C library's allocator pyarrow's default memory pool in this process and the ingest workers it
-    starts, unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise (before pyarrow is imported: it reads the variable
-    once). What a reader's Arrow buffers took is then given back when freed; pyarrow's own pools (mimalloc,
-    jemalloc) keep it. At the nsys range-heavy copy x8, the ingest's peak: 479 MiB against 498 (issue 14)."""
-    import os
-
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-
 
 MergeOpt = Annotated[
     bool,

@@ -148,10 +148,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
 
     Yields ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (DuckTables, valid
     inside the ``with`` block: :meth:`DuckTable.write_parquet` streams them to Parquet a few row groups at a time,
-    without the whole table in Python memory), "run": dict}``; ``run`` holds producer (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version
-    (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name, compute_capability, n_kernels, n_metrics (0), derivation,
-    and the ingest summary of suspicious source rows (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``,
-    ``warnings``).
+    without the whole table in Python memory), "run": dict}``; ``run`` holds producer
+    (``nsys <EXPORT_PRODUCT_VERSION>``), source_schema_version (``EXPORT_SCHEMA_VERSION`` or ``none``), gpu_name,
+    compute_capability, n_kernels, n_metrics (0), derivation, and the ingest summary of suspicious source rows
+    (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``, ``warnings``).
     Kernel durations are integer ns (``end - start``) stored exactly; FLOP and byte columns are NULL (nsys has no
     counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
     SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # DuckTable.write_parquet: rows per Arrow batch fetched from DuckDB, and the most rows and bytes of a Parquet row
 # group (memory bounded for rows with long names). Measured at the nsys range-heavy copy x8 (1.2M kernels with
-# their names, 5.7M NVTX ranges; 2 cores): pyarrow's writer with these took 2.1 CPU s for the kernels and 3.8 for
+# their names, 5.7M NVTX ranges; 2 cores): pyarrow's writer with these took 2.1 CPU s for the kernels and 3.9 for
 # the ranges, where DuckDB's COPY took 3.5 and 6.8 (at 4,096-row groups; bigger ones held more under its memory
 # limit and spilled). Whole ingest, paired runs: 0.94x the wall time of DuckDB's COPY, peak 479 against 462 MiB;
 # batches of 8,192 rows and groups of 8 MiB took 0.975x of that at 493 MiB (issue 14)
@@ -407,38 +407,44 @@ class DuckTable:
             return fetch_arrow(self.con, self.select).cast(self.schema)
 
     def write_parquet(
-        self, path: Path, metadata: dict[bytes, bytes], write_statistics: bool | list[str] = True
+        self, path: Path, metadata: dict[bytes, bytes], *, write_statistics: bool | list[str]
     ) -> None:
         """Write the rows to ``path`` with pyarrow's Parquet writer, as the store's other files are written (zstd,
-        pyarrow's default level; ``write_statistics`` as :func:`pyarrow.parquet.write_table` takes it), with
-        ``schema`` (every column OPTIONAL: the store's schemas declare every field nullable) and key-value
-        ``metadata`` beside the Arrow schema pyarrow stores (``ARROW:schema``: units and descriptions).
+        pyarrow's default level; ``write_statistics`` as :func:`pyarrow.parquet.write_table` takes it: the store
+        gives :func:`rooflake.store.publish.stat_columns`), with ``schema`` (every column OPTIONAL: the store's
+        schemas declare every field nullable) and key-value ``metadata`` beside the Arrow schema pyarrow stores
+        (``ARROW:schema``: units and descriptions).
 
-        The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups of
-        at most :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes: memory stays bounded, outside
-        DuckDB's limit. Raises ``OSError`` when the file cannot be written, ``duckdb.Error`` when the query
-        fails."""
+        The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups
+        that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes: memory stays
+        bounded, outside DuckDB's limit. Raises ``OSError`` when the file cannot be written or DuckDB cannot read or
+        spill (its ``IOException``: a full or read-only disk, reported by publish as a store error),
+        ``duckdb.Error`` when the query fails otherwise."""
+        import duckdb
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         schema = self.schema.with_metadata(metadata)
-        with (
-            self._settings(),
-            pq.ParquetWriter(
-                path,
-                schema,
-                compression="zstd",
-                use_dictionary=_texts(schema),
-                write_statistics=write_statistics,
-                memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
-            ) as writer,
-        ):
-            for group in self._row_groups():
-                writer.write_table(group, row_group_size=group.num_rows)
+        try:
+            with (
+                self._settings(),
+                pq.ParquetWriter(
+                    path,
+                    schema,
+                    compression="zstd",
+                    use_dictionary=_texts(schema),
+                    write_statistics=write_statistics,
+                    memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
+                ) as writer,
+            ):
+                for group in self._row_groups():
+                    writer.write_table(group, row_group_size=group.num_rows)
+        except duckdb.IOException as e:
+            raise OSError(str(e).splitlines()[0]) from e
 
     def _row_groups(self) -> Iterator[pa.Table]:
-        """The rows as tables of ``schema`` of at most :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES`
-        bytes (or one batch, if bigger). Raises ``duckdb.Error`` when the query fails."""
+        """The rows as tables of ``schema``, each of whole batches until it holds :data:`ROW_GROUP_ROWS` rows or
+        :data:`ROW_GROUP_BYTES` bytes. Raises ``duckdb.Error`` when the query fails."""
         import pyarrow as pa
 
         reader = self.con.sql(self.select).to_arrow_reader(FETCH_ROWS)
@@ -461,15 +467,15 @@ class DuckTable:
 
 
 def _stream_error(e: OSError) -> Exception:
-    """The ``duckdb.Error`` (of the class its message names: "IO Error: …", "Out of Memory Error: …") that DuckDB's
-    Arrow stream reported as ``e``, an ``OSError``."""
+    """The ``duckdb.Error`` that DuckDB's Arrow stream reported as ``e``, an ``OSError`` holding its message, of the
+    class the message names ("Invalid Input Error: …" -> ``duckdb.InvalidInputException``, "IO Error: …" ->
+    ``duckdb.IOException``; ``duckdb.Error`` for a name of no class)."""
     import duckdb
 
-    kind = str(e).split(":", 1)[0]
-    cls = {"IO Error": duckdb.IOException, "Out of Memory Error": duckdb.OutOfMemoryException}.get(
-        kind, duckdb.Error
-    )
-    return cls(str(e))
+    name = str(e).split(":", 1)[0].removesuffix(" Error").replace(" ", "").lower() + "exception"
+    classes = {c.__name__.lower(): c for c in vars(duckdb).values() if isinstance(c, type)}
+    cls = classes.get(name)
+    return (cls if cls is not None and issubclass(cls, duckdb.Error) else duckdb.Error)(str(e))
 
 
 def _texts(schema: pa.Schema) -> list[str]:

@@ -46,6 +46,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"fixtures: not found at {NCU.parent}; only the {len(FIXTURE_FREE)} fixture-free test modules run"
 
 
+@pytest.fixture(autouse=True)
+def _arrow_pool_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with ARROW_DEFAULT_MEMORY_POOL as the session had it: `rl ingest` run in this process sets
+    it (cli.common.system_allocator), and the subprocesses of later tests would inherit it."""
+    import os
+
+    original = os.environ.get("ARROW_DEFAULT_MEMORY_POOL")
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", original or "")  # restored after the test, unset or not
+    if original is None:
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+
+
 @pytest.fixture(scope="session")
 def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding every fixture .ncu-rep, ingested once per test session (in worker processes)."""

@@ -261,9 +261,9 @@ def test_range_name_rules() -> None:
 
 
 def test_streamed_parquet_has_every_row_and_the_schema(nsys_store: Path) -> None:
-    """nsys tables are written by DuckDB's streaming Parquet writer (rooflake.store.DuckTable), not pyarrow: every id
-    comes exactly once (rows in no particular order), and Arrow readers see the same schema (field units and
-    descriptions) and store metadata."""
+    """nsys tables are streamed from DuckDB to pyarrow's Parquet writer a few row groups at a time
+    (rooflake.schema.duck.DuckTable), not fetched whole: every id comes exactly once (rows in no particular order),
+    and Arrow readers see the same schema (field units and descriptions) and store metadata."""
     import sqlite3 as _sqlite3
 
     import pyarrow.parquet as pq
@@ -304,10 +304,10 @@ def test_streamed_parquet_has_every_row_and_the_schema(nsys_store: Path) -> None
 
 
 def test_every_partition_keeps_the_declared_nullability(nsys_store: Path) -> None:
-    """DuckDB writes a column REQUIRED where its statistics show no NULL in the rows at hand (a text column every
-    event of one export fills, a start time): the reader's partitions must not depend on the data. Every column is
-    OPTIONAL, as the schema declares it and pyarrow writes it, so the partitions of a table concatenate across
-    runs and beside pyarrow-written ones."""
+    """The reader's partitions must not depend on the data: DuckDB's own Parquet writer, which wrote them before,
+    made a column REQUIRED where its statistics showed no NULL in the rows at hand (a text column every event of
+    one export fills, a start time). Every column is OPTIONAL, as the schema declares it, so the partitions of a
+    table concatenate across runs and beside pyarrow-written ones."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -328,7 +328,7 @@ def test_every_partition_keeps_the_declared_nullability(nsys_store: Path) -> Non
 
 
 def test_read_gives_arrow_tables_equal_to_the_store(nsys_store: Path) -> None:
-    """rooflake.ingest.read (no store) fetches the tables DuckDB would stream to Parquet: same schema, same rows."""
+    """rooflake.ingest.read (no store) fetches the tables that are streamed to Parquet: same schema, same rows."""
     import pyarrow as pa
 
     from rooflake.ingest import read

@@ -6,10 +6,15 @@ import math
 import tempfile
 from pathlib import Path
 
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rooflake import queries
+from rooflake.schema import duck
 from rooflake.store import Store
 
 from _support import tiny_run
@@ -60,3 +65,50 @@ def test_values_round_trip(rows: list[tuple[float, int, int, str, float]]) -> No
         # filters see NaN as NaN (no min/max statistics folding)
         n_nan = con.execute("SELECT count(*) FROM kernels WHERE isnan(duration_ns)").fetchone()[0]
         assert n_nan == sum(math.isnan(r[0]) for r in rows)
+
+
+def test_a_duck_table_is_written_in_row_groups_of_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckTable.write_parquet gathers DuckDB's Arrow batches into row groups (here 1,000 rows from 256-row
+    batches): every row once, values and NULLs as DuckDB gave them, every column OPTIONAL, the metadata kept."""
+    monkeypatch.setattr(duck, "FETCH_ROWS", 256)
+    monkeypatch.setattr(duck, "ROW_GROUP_ROWS", 1000)
+    schema = pa.schema([pa.field("i", pa.int64()), pa.field("name", pa.string())])  # nullable, as the store's
+    con = duckdb.connect()
+    select = "SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE 'k' || i END AS name FROM range(5000) AS t(i)"
+    duck.DuckTable(con, select, schema, 5000).write_parquet(
+        tmp_path / "t.parquet", {b"k": b"v"}, write_statistics=True
+    )
+    f = pq.ParquetFile(tmp_path / "t.parquet")
+    assert f.metadata.num_row_groups == 5
+    assert all(f.metadata.row_group(g).num_rows == 1024 for g in range(4))  # whole batches: 4 x 256
+    got = f.read()
+    want = con.execute(select).to_arrow_table().cast(schema)
+    assert got.sort_by("i").to_pylist() == want.sort_by("i").to_pylist()
+    assert f.schema_arrow.metadata[b"k"] == b"v"
+    assert all(
+        f.schema.column(c).max_definition_level == 1 for c in range(2)
+    )  # OPTIONAL, though i has no NULL
+
+
+def test_a_failing_duck_table_raises_duckdbs_own_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query that fails while its rows stream raises the DuckDB exception it would raise when executed (the
+    Arrow stream hands it over as an OSError); DuckDB's IO errors (a file it cannot read, a spill folder it
+    cannot write) are OSError, as a file the writer cannot write: publish reports them as store errors."""
+    monkeypatch.setattr(duck, "FETCH_ROWS", 256)
+    schema = pa.schema([pa.field("x", pa.int64())])
+    con = duckdb.connect()
+    failing = "SELECT CASE WHEN i > 3000 THEN error('boom') ELSE i END AS x FROM range(5000) AS t(i)"
+    with pytest.raises(duckdb.InvalidInputException, match="boom"):
+        duck.DuckTable(con, failing, schema, 5000).write_parquet(
+            tmp_path / "a.parquet", {}, write_statistics=True
+        )
+    missing = f"SELECT 1::BIGINT AS x FROM read_parquet('{tmp_path / 'none.parquet'}')"
+    with pytest.raises(OSError, match="IO Error"):
+        duck.DuckTable(con, missing, schema, 1).write_parquet(
+            tmp_path / "b.parquet", {}, write_statistics=True
+        )
+    assert con.execute("SELECT 42").fetchall() == [(42,)]  # the connection still answers

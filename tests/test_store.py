@@ -208,7 +208,7 @@ def test_duck_row_equals_the_pyarrow_row_and_stays_nullable(tmp_path: Path) -> N
     got = duck_row(con, RUNS, row)
     want = pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)
     assert got.to_arrow().to_pylist() == want.to_pylist()
-    got.write_parquet(tmp_path / "runs.parquet", {})
+    got.write_parquet(tmp_path / "runs.parquet", {}, write_statistics=True)
     written = pq.read_table(tmp_path / "runs.parquet")
     assert written.to_pylist() == want.to_pylist()
     assert all(f.nullable for f in written.schema)
