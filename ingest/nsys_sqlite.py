@@ -303,9 +303,14 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
     names = [d[0] for d in summary.description]
     (row,) = summary.fetchall()  # fetchall: DuckDB refuses other work on a connection with rows left unread
     s = dict(zip(names, row, strict=True))
+    tidy = nsys_export.trim_heap
     tables = {
-        "kernels": DuckTable(con, _conformed(con, KERNELS, "kernels_out", run_id), KERNELS, s["n_kernels"]),
-        "memops": DuckTable(con, _conformed(con, MEMOPS, "memops_out", run_id), MEMOPS, s["n_memops"]),
+        "kernels": DuckTable(
+            con, _conformed(con, KERNELS, "kernels_out", run_id), KERNELS, s["n_kernels"], tidy=tidy
+        ),
+        "memops": DuckTable(
+            con, _conformed(con, MEMOPS, "memops_out", run_id), MEMOPS, s["n_memops"], tidy=tidy
+        ),
         "ranges": DuckTable(
             con,
             _conformed(con, RANGES, "ranges_out", run_id),
@@ -313,6 +318,7 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
             s["n_ranges"],
             # the hash join builds on pp, as written (see nsys/output.sql)
             settings={"disabled_optimizers": "build_side_probe_side"},
+            tidy=tidy,
         ),
         "coverage": DuckTable(
             con, _conformed(con, COVERAGE, "coverage_sorted", run_id), COVERAGE, s["n_coverage"]

@@ -34,11 +34,15 @@ if TYPE_CHECKING:
 # group (memory bounded for rows with long names). Measured at the nsys range-heavy copy x8 (1.2M kernels with
 # their names, 5.7M NVTX ranges; 2 cores): pyarrow's writer with these took 2.1 CPU s for the kernels and 3.9 for
 # the ranges, where DuckDB's COPY took 3.5 and 6.8 (at 4,096-row groups; bigger ones held more under its memory
-# limit and spilled). Whole ingest, paired runs: 0.94x the wall time of DuckDB's COPY, peak 479 against 462 MiB;
-# batches of 8,192 rows and groups of 8 MiB took 0.975x of that at 493 MiB (issue 14)
+# limit and spilled). Whole ingest, paired runs: 0.94-0.96x the wall time and 0.89-0.91x the CPU time of DuckDB's
+# COPY, peak 480 against 461 MiB; batches of 8,192 rows and groups of 8 MiB took 0.975x of that at 493 MiB
+# (issue 14)
 FETCH_ROWS = 4096
 ROW_GROUP_ROWS = 65536
 ROW_GROUP_BYTES = 4 << 20
+# row groups between two calls of a DuckTable's ``tidy``: the nsys reader trims the C heap (glibc keeps what
+# DuckDB's threads freed), which kept the x8 copy's ranges write at ~471 MiB where it climbed to ~484 (no time seen)
+TIDY_GROUPS = 16
 
 
 @functools.cache  # read once per process: a store planning each statement reads ~18 files per statement
@@ -379,17 +383,26 @@ class DuckTable:
 
     ``select`` is a full SELECT statement whose columns are exactly ``schema``'s (see :func:`conform_select`);
     ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table); ``settings``: DuckDB
-    settings in force while it runs (reset after). The connection must stay open until the table is written.
+    settings in force while it runs (reset after); ``tidy``: called after every :data:`TIDY_GROUPS` row groups
+    written (a reader giving freed memory back to the system), or None. The connection must stay open until the
+    table is written.
     """
 
     def __init__(
-        self, con: Any, select: str, schema: pa.Schema, num_rows: int, settings: dict[str, str] | None = None
+        self,
+        con: Any,
+        select: str,
+        schema: pa.Schema,
+        num_rows: int,
+        settings: dict[str, str] | None = None,
+        tidy: Callable[[], None] | None = None,
     ) -> None:
         self.con = con
         self.select = select
         self.schema = schema
         self.num_rows = num_rows
         self.settings = settings or {}
+        self.tidy = tidy
 
     @contextlib.contextmanager
     def _settings(self) -> Iterator[None]:
@@ -437,8 +450,10 @@ class DuckTable:
                     memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
                 ) as writer,
             ):
-                for group in self._row_groups():
+                for i, group in enumerate(self._row_groups(), 1):
                     writer.write_table(group, row_group_size=group.num_rows)
+                    if self.tidy is not None and i % TIDY_GROUPS == 0:
+                        self.tidy()
         except duckdb.IOException as e:
             raise OSError(str(e).splitlines()[0]) from e
 

@@ -71,17 +71,21 @@ def test_a_duck_table_is_written_in_row_groups_of_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DuckTable.write_parquet gathers DuckDB's Arrow batches into row groups (here 1,000 rows from 256-row
-    batches): every row once, values and NULLs as DuckDB gave them, every column OPTIONAL, the metadata kept."""
+    batches): every row once, values and NULLs as DuckDB gave them, every column OPTIONAL, the metadata kept; its
+    ``tidy`` runs every TIDY_GROUPS groups."""
     monkeypatch.setattr(duck, "FETCH_ROWS", 256)
     monkeypatch.setattr(duck, "ROW_GROUP_ROWS", 1000)
+    monkeypatch.setattr(duck, "TIDY_GROUPS", 2)
+    tidied: list[int] = []
     schema = pa.schema([pa.field("i", pa.int64()), pa.field("name", pa.string())])  # nullable, as the store's
     con = duckdb.connect()
     select = "SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE 'k' || i END AS name FROM range(5000) AS t(i)"
-    duck.DuckTable(con, select, schema, 5000).write_parquet(
+    duck.DuckTable(con, select, schema, 5000, tidy=lambda: tidied.append(1)).write_parquet(
         tmp_path / "t.parquet", {b"k": b"v"}, write_statistics=True
     )
     f = pq.ParquetFile(tmp_path / "t.parquet")
     assert f.metadata.num_row_groups == 5
+    assert len(tidied) == 2  # after groups 2 and 4
     assert all(f.metadata.row_group(g).num_rows == 1024 for g in range(4))  # whole batches: 4 x 256
     got = f.read()
     want = con.execute(select).to_arrow_table().cast(schema)
