@@ -45,12 +45,12 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # DuckDB (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
 # (nsys/work_db.sql), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges,
 # 720 MB) peaks at ~0.48 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
-# limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~29 CPU s for
-# that ingest (32 s with DuckDB writing the Parquet files, 32 s at stop 23, 34-36 s with the stack sweep in SQL,
-# 38-40 s before the work database and the path tree, 27 s under a 2 GB limit at 1.3 GB, before pyarrow's writer).
-# The peak follows the limit: 340 MB peaked at 0.51 GB (-0.5 s wall),
-# 380 MB at 0.54 GB. A lower limit does not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep
-# each took ~+9 CPU s and still peaked at 0.49-0.51 GB. Measured on 2 cores (issue 14)
+# limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~27 CPU s for
+# that ingest (29 s with DuckDB writing the Parquet files, 32 s at stop 23, 34-36 s with the stack sweep in SQL,
+# 38-40 s before the work database and the path tree; 27 s under a 2 GB limit at 1.3 GB before pyarrow wrote the
+# files). The peak follows the limit: 340 MB peaked at 0.51 GB (-0.5 s wall), 380 MB at 0.54 GB. A lower limit does
+# not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep each took ~+9 CPU s and still peaked at
+# 0.49-0.51 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
 
 

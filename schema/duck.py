@@ -3,7 +3,7 @@
 - :func:`duck_type`, :func:`arrow_type`: the DuckDB type of an Arrow type of our schemas, and back.
 - :func:`conform_select`: a select list giving exactly a schema's columns, in order.
 - :class:`DuckTable`: a table of one run that is still a query in a reader's DuckDB connection (streamed to
-  Parquet as DuckDB streams it, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
+  Parquet as DuckDB streams its rows, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
 - :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``; :func:`fetch_rows`: the same as
   Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14);
   :func:`fetch_pylist`: Rows holding the values ``pyarrow.Table.to_pylist`` gives (what JSON needs), or the table
