@@ -88,7 +88,7 @@ def test_a_duck_table_is_written_in_row_groups_of_its_rows(
     assert len(tidied) == 2  # after groups 2 and 4
     assert all(f.metadata.row_group(g).num_rows == 1024 for g in range(4))  # whole batches: 4 x 256
     got = f.read()
-    want = con.execute(select).to_arrow_table().cast(schema)
+    want = con.sql(select).to_arrow_table().cast(schema)
     assert got.sort_by("i").to_pylist() == want.sort_by("i").to_pylist()
     assert f.schema_arrow.metadata[b"k"] == b"v"
     assert all(
