@@ -237,8 +237,8 @@ def save_chart(
       warmed up meanwhile); a non-empty ``below`` is drawn under the chart as a text list (first 25 kernels).
 
     ``below`` columns: ``name``, ``short_name``, ``duration_ns`` (ns), ``share_of_time`` (0..1),
-    ``total_share_of_time`` and ``run_id`` (for the total); ``noun``: what one row is (kernel, or layer). The file is written by the rule of
-    :mod:`rooflake.render.files`: atomically, missing parent directories created.
+    ``total_share_of_time`` and ``run_id`` (for the total); ``noun``: what one row is (kernel, or layer). The file
+    is written by the rule of :mod:`rooflake.render.files`: atomically, missing parent directories created.
 
     Raises :class:`rooflake.schema.UsageError` for a suffix other than .html, .png, .svg (the message names the path);
     :class:`rooflake.schema.OutputError` (naming the path) if the file cannot be written.

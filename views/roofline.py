@@ -100,8 +100,7 @@ def roofline(
 
     roofs = run_roofs(store, run_id, ceilings, info=run)
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, tables=roofs.tables)
-    levels = ["l1", "l2", "dram"] if level == "all" else [level]
-    if not _has_counters(points, levels):
+    if not _has_counters(points, _levels(level)):
         raise no_counters(con, run, level)
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
 
@@ -110,8 +109,7 @@ def no_counters(con: Any, run: dict[str, Any], level: str) -> RooflineDataError:
     """The error of a run (its ``runs`` row) with no kernel that has the counters of a ``level`` roofline (dram |
     l2 | l1 | all): what the run lacks (step ``missing_counters``: each quantity with the reason its ingest
     stored) and how to collect it."""
-    levels = ["l1", "l2", "dram"] if level == "all" else [level]
-    params = {"run_id": run["run_id"], "quantities": _QUANTITIES + _bytes(levels)}
+    params = {"run_id": run["run_id"], "quantities": _QUANTITIES + _bytes(_levels(level))}
     rows = fetch(con, "missing_counters", params)
     missing = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in rows.to_pylist())
     which = "hierarchical" if level == "all" else level.upper()
@@ -132,8 +130,7 @@ def _own_roofline(con: Any, run: dict[str, Any], run_id: str, level: str, depth:
     if not any(r[value] is not None and r[value] > 0 for r in roofs.rows):  # as run_roofs' _present
         return None
     points = fetch(con, "kernel_roofline", filters={"run_id": run_id}, as_pylist=True)
-    levels = ["l1", "l2", "dram"] if level == "all" else [level]
-    if not isinstance(points, Rows) or not _rows_have_counters(points, levels):
+    if not isinstance(points, Rows) or not _rows_have_counters(points, _levels(level)):
         return None
     return Roofline(run_id, run, "kernel", depth, points, roofs)
 
@@ -143,6 +140,11 @@ def _rows_have_counters(points: Any, levels: list[str]) -> bool:
     flops = points.names.index("flops")
     at = [points.names.index(f"bytes_{lv}") for lv in levels]
     return any(r[flops] is not None and any(r[i] is not None for i in at) for r in points.rows)
+
+
+def _levels(level: str) -> list[str]:
+    """The memory levels of a ``level`` roofline (dram | l2 | l1, or all three)."""
+    return ["l1", "l2", "dram"] if level == "all" else [level]
 
 
 def _bytes(levels: list[str]) -> list[str]:
