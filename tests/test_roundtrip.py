@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -116,3 +117,60 @@ def test_a_failing_duck_table_raises_duckdbs_own_errors(
             tmp_path / "b.parquet", {}, write_statistics=True
         )
     assert con.execute("SELECT 42").fetchall() == [(42,)]  # the connection still answers
+
+
+def test_a_duck_table_whose_file_fails_mid_write_leaves_the_connection_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Parquet writer failing on the third row group (a full disk) raises its OSError; DuckDB, which was
+    computing the next group on the worker thread meanwhile, is waited for and its stream closed: the connection
+    answers the next statement, and no worker thread is left."""
+    import threading
+
+    monkeypatch.setattr(duck, "FETCH_ROWS", 256)
+    monkeypatch.setattr(duck, "ROW_GROUP_ROWS", 1000)
+    written: list[int] = []
+    real = pq.ParquetWriter.write_table
+
+    def full_disk(self: pq.ParquetWriter, table: pa.Table, row_group_size: int | None = None) -> None:
+        if len(written) == 2:
+            raise OSError(28, "No space left on device")
+        written.append(table.num_rows)
+        real(self, table, row_group_size)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full_disk)
+    schema = pa.schema([pa.field("i", pa.int64())])
+    con = duckdb.connect()
+    with pytest.raises(OSError, match="No space left"):
+        duck.DuckTable(con, "SELECT i FROM range(50000) AS t(i)", schema, 50000).write_parquet(
+            tmp_path / "t.parquet", {}, write_statistics=True
+        )
+    assert written == [1024, 1024]
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
+    assert not [t for t in threading.enumerate() if t.name.startswith("rooflake-prefetch")]
+
+
+def test_prefetched_keeps_the_order_and_raises_the_producers_error_where_its_item_is_taken() -> None:
+    """duck.prefetched gives every item in order, each computed ahead on the worker; an exception of the producer
+    comes out at the item it stopped at, and the producer is closed on leaving."""
+    closed: list[bool] = []
+
+    def items(fail_at: int | None) -> Iterator[int]:
+        try:
+            for i in range(10):
+                if i == fail_at:
+                    raise ValueError(f"bad item {i}")
+                yield i
+        finally:
+            closed.append(True)
+
+    with duck.prefetched(items(None)) as got:
+        assert list(got) == list(range(10))
+    taken = []
+    with pytest.raises(ValueError, match="bad item 4"), duck.prefetched(items(4)) as got:
+        for i in got:
+            taken.append(i)
+    assert taken == [0, 1, 2, 3]
+    with duck.prefetched(items(None)) as got:
+        assert next(got) == 0  # left early: the producer, one item ahead, is closed
+    assert closed == [True, True, True]
