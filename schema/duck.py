@@ -455,7 +455,8 @@ class DuckTable:
         pyarrow's default level; ``write_statistics`` as :func:`pyarrow.parquet.write_table` takes it: the store
         gives :func:`rooflake.store.publish.stat_columns`), with ``schema`` (every column OPTIONAL: the store's
         schemas declare every field nullable) and key-value ``metadata`` beside the Arrow schema pyarrow stores
-        (``ARROW:schema``: units and descriptions).
+        (``ARROW:schema``: units and descriptions). Text columns are dictionary-encoded (:func:`_texts`), integer
+        columns ``DELTA_BINARY_PACKED`` (:func:`_deltas`).
 
         The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups
         that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes: memory stays
@@ -476,6 +477,7 @@ class DuckTable:
                     schema,
                     compression="zstd",
                     use_dictionary=_texts(schema),
+                    column_encoding=_deltas(schema),
                     write_statistics=write_statistics,
                     memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
                 ) as writer,
@@ -530,6 +532,17 @@ def _texts(schema: pa.Schema) -> list[str]:
     import pyarrow as pa
 
     return [f.name for f in schema if pa.types.is_string(f.type)]
+
+
+def _deltas(schema: pa.Schema) -> dict[str, str]:
+    """The integer columns of ``schema``, each with the Parquet encoding :meth:`DuckTable.write_parquet` gives it:
+    ``DELTA_BINARY_PACKED`` (ids, timestamps and sizes: the differences pack into a few bits before zstd). At the
+    x8 copy, pyarrow's writing of the kernels took 1.1 CPU s instead of 1.4 and of the ranges 2.2 instead of 2.5
+    (3 runs each, the same rows written from Arrow files), files 12 % smaller, and DuckDB and polars read the
+    kernels' integer columns as fast or faster; whole ingest, 6 paired runs: 0.99x the wall time (issue 14)."""
+    import pyarrow as pa
+
+    return {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_integer(f.type)}
 
 
 def duck_row(con: Any, schema: pa.Schema, values: dict[str, Any]) -> DuckTable:

@@ -95,6 +95,9 @@ def test_a_duck_table_is_written_in_row_groups_of_its_rows(
     assert all(
         f.schema.column(c).max_definition_level == 1 for c in range(2)
     )  # OPTIONAL, though i has no NULL
+    encodings = f.metadata.row_group(0).column(0).encodings  # integers delta-encoded, strings in a dictionary
+    assert "DELTA_BINARY_PACKED" in encodings and "PLAIN_DICTIONARY" not in encodings
+    assert "RLE_DICTIONARY" in f.metadata.row_group(0).column(1).encodings
 
 
 def test_a_failing_duck_table_raises_duckdbs_own_errors(
