@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,7 +42,8 @@ FETCH_ROWS = 4096
 ROW_GROUP_ROWS = 65536
 ROW_GROUP_BYTES = 4 << 20
 # row groups between two calls of a DuckTable's ``tidy``: the nsys reader trims the C heap (glibc keeps what
-# DuckDB's threads freed), which kept the x8 copy's ranges write at ~471 MiB where it climbed to ~484 (no time seen)
+# DuckDB's threads freed), which kept the x8 copy's ranges write at ~471 MiB where it climbed to ~484 (no time seen;
+# measured before the writes were prefetched, when the trim ran while DuckDB was idle)
 TIDY_GROUPS = 16
 
 
@@ -379,31 +380,49 @@ def fetch_arrow(con: Any, sql: str, params: dict[str, Any] | None = None) -> pa.
 
 
 @contextlib.contextmanager
-def prefetched(items: Iterator[Any]) -> Iterator[Iterator[Any]]:
+def prefetched(
+    items: Generator[Any, None, None], cancel: Callable[[], None] | None = None
+) -> Iterator[Iterator[Any]]:
     """The items of ``items`` (a generator), each next one computed on a worker thread while the caller uses the
     current one: the caller's work overlaps the producer's. An exception of the producer is raised where the caller
-    takes that item. On leaving the ``with`` block, by the end or by an exception, the worker's pending step is
-    waited for and ``items`` is closed, on the caller's thread."""
-    from concurrent.futures import Future, ThreadPoolExecutor
+    takes that item, with its own class.
+
+    On leaving the ``with`` block, by the end or by an exception, the worker's pending step is waited for and
+    ``items`` is closed, on the caller's thread. Leaving by an exception (Ctrl-C, SIGTERM's ``SystemExit``, a
+    failed write) first calls ``cancel`` (DuckDB's ``interrupt``: the step then ends at once instead of finishing
+    its row group); a second one while waiting calls it again, and the first one is raised after."""
+    from concurrent.futures import Future, ThreadPoolExecutor, wait
 
     done = object()
-    with ThreadPoolExecutor(1, thread_name_prefix="rooflake-prefetch") as pool:
-        ahead: Future[Any] = pool.submit(next, items, done)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="rooflake-prefetch")
+    ahead: Future[Any] = pool.submit(next, items, done)
 
-        def taken() -> Iterator[Any]:
-            nonlocal ahead
-            while (item := ahead.result()) is not done:
-                ahead = pool.submit(next, items, done)
-                yield item
+    def taken() -> Iterator[Any]:
+        nonlocal ahead
+        while (item := ahead.result()) is not done:
+            ahead = pool.submit(next, items, done)
+            yield item
 
-        try:
-            yield taken()
-        finally:
-            with contextlib.suppress(BaseException):  # its error, if any, was raised to the caller already
-                ahead.result()
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
+    late: BaseException | None = None
+    try:
+        yield taken()
+    except BaseException:
+        if cancel is not None:
+            cancel()
+        raise
+    finally:
+        while True:  # the worker must be out of ``items`` before they are closed
+            try:
+                wait([ahead])
+                pool.shutdown(wait=True)
+                break
+            except BaseException as e:  # noqa: BLE001 - a second signal: cancel again, keep waiting
+                late = late or e
+                if cancel is not None:
+                    cancel()
+        items.close()
+    if late is not None:
+        raise late
 
 
 class DuckTable:
@@ -413,8 +432,9 @@ class DuckTable:
     ``select`` is a full SELECT statement whose columns are exactly ``schema``'s (see :func:`conform_select`);
     ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table); ``settings``: DuckDB
     settings in force while it runs (reset after); ``tidy``: called after every :data:`TIDY_GROUPS` row groups
-    written (a reader giving freed memory back to the system), or None. The connection must stay open until the
-    table is written.
+    written (a reader giving freed memory back to the system), or None; it runs while the worker thread of
+    :meth:`write_parquet` uses the connection, so it must not touch the connection. The connection must stay open
+    until the table is written.
     """
 
     def __init__(
@@ -481,7 +501,7 @@ class DuckTable:
                     write_statistics=write_statistics,
                     memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
                 ) as writer,
-                prefetched(self._row_groups()) as groups,
+                prefetched(self._row_groups(), cancel=self.con.interrupt) as groups,
             ):
                 for i, group in enumerate(groups, 1):
                     writer.write_table(group, row_group_size=group.num_rows)
@@ -490,7 +510,7 @@ class DuckTable:
         except duckdb.IOException as e:
             raise OSError(str(e).splitlines()[0]) from e
 
-    def _row_groups(self) -> Iterator[pa.Table]:
+    def _row_groups(self) -> Generator[pa.Table, None, None]:
         """The rows as tables of ``schema``, each of whole batches until it holds :data:`ROW_GROUP_ROWS` rows or
         :data:`ROW_GROUP_BYTES` bytes. Raises ``duckdb.Error`` when the query fails."""
         import pyarrow as pa
@@ -536,10 +556,11 @@ def _texts(schema: pa.Schema) -> list[str]:
 
 def _deltas(schema: pa.Schema) -> dict[str, str]:
     """The integer columns of ``schema``, each with the Parquet encoding :meth:`DuckTable.write_parquet` gives it:
-    ``DELTA_BINARY_PACKED`` (ids, timestamps and sizes: the differences pack into a few bits before zstd). At the
-    x8 copy, pyarrow's writing of the kernels took 1.1 CPU s instead of 1.4 and of the ranges 2.2 instead of 2.5
-    (3 runs each, the same rows written from Arrow files), files 12 % smaller, and DuckDB and polars read the
-    kernels' integer columns as fast or faster; whole ingest, 6 paired runs: 0.99x the wall time (issue 14)."""
+    ``DELTA_BINARY_PACKED`` (ids, sizes and the integer ``*_ns`` times: the differences pack into a few bits
+    before zstd; TIMESTAMP columns are not integers here and keep pyarrow's default). At the x8 copy, pyarrow's
+    writing of the kernels took 1.1 CPU s instead of 1.4 and of the ranges 2.2 instead of 2.5 (3 runs each, the
+    same rows written from Arrow files), the store 95 MB instead of 108, and DuckDB and polars read the kernels'
+    integer columns as fast or faster; whole ingest, 6 paired runs: 0.99x the wall time (issue 14)."""
     import pyarrow as pa
 
     return {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_integer(f.type)}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -125,22 +126,42 @@ def test_a_failing_duck_table_raises_duckdbs_own_errors(
 def test_a_duck_table_whose_file_fails_mid_write_leaves_the_connection_usable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The Parquet writer failing on the third row group (a full disk) raises its OSError; DuckDB, which was
-    computing the next group on the worker thread meanwhile, is waited for and its stream closed: the connection
-    answers the next statement, and no worker thread is left."""
+    """The Parquet writer failing on the second row group (a full disk) raises its OSError while DuckDB is
+    computing the third on the worker thread: that step is waited for, then the stream is closed (not closed
+    under the worker's feet: "generator already executing"), and the connection answers the next statement, with
+    no worker thread left."""
     import threading
+    import time
 
     monkeypatch.setattr(duck, "FETCH_ROWS", 256)
     monkeypatch.setattr(duck, "ROW_GROUP_ROWS", 1000)
+    events: list[str] = []
+    stepping = threading.Event()
+    real_groups = duck.DuckTable._row_groups
+
+    def slow_groups(self: duck.DuckTable) -> Generator[pa.Table, None, None]:
+        try:
+            for n, group in enumerate(real_groups(self)):
+                if n == 2:  # the third group takes a while
+                    events.append("step")
+                    stepping.set()
+                    time.sleep(0.3)
+                    events.append("step done")
+                yield group
+        finally:
+            events.append("closed")
+
     written: list[int] = []
-    real = pq.ParquetWriter.write_table
+    real_write = pq.ParquetWriter.write_table
 
     def full_disk(self: pq.ParquetWriter, table: pa.Table, row_group_size: int | None = None) -> None:
-        if len(written) == 2:
+        if len(written) == 1:
+            assert stepping.wait(10)  # the worker is inside the third step (a deadlock guard, not a timing)
             raise OSError(28, "No space left on device")
         written.append(table.num_rows)
-        real(self, table, row_group_size)
+        real_write(self, table, row_group_size)
 
+    monkeypatch.setattr(duck.DuckTable, "_row_groups", slow_groups)
     monkeypatch.setattr(pq.ParquetWriter, "write_table", full_disk)
     schema = pa.schema([pa.field("i", pa.int64())])
     con = duckdb.connect()
@@ -148,17 +169,46 @@ def test_a_duck_table_whose_file_fails_mid_write_leaves_the_connection_usable(
         duck.DuckTable(con, "SELECT i FROM range(50000) AS t(i)", schema, 50000).write_parquet(
             tmp_path / "t.parquet", {}, write_statistics=True
         )
-    assert written == [1024, 1024]
+    assert written == [1024]
+    assert events[-2:] == ["step done", "closed"]  # the pending step finished, then the stream was closed
     assert con.execute("SELECT 42").fetchall() == [(42,)]
     assert not [t for t in threading.enumerate() if t.name.startswith("rooflake-prefetch")]
 
 
-def test_prefetched_keeps_the_order_and_raises_the_producers_error_where_its_item_is_taken() -> None:
-    """duck.prefetched gives every item in order, each computed ahead on the worker; an exception of the producer
-    comes out at the item it stopped at, and the producer is closed on leaving."""
+def test_prefetched_computes_each_next_item_on_the_worker_while_the_caller_holds_this_one() -> None:
+    """duck.prefetched asks for item i+1 on its worker thread before the caller is done with item i, and gives
+    every item in order; cancel is not called on a normal exit."""
+    import threading
+
+    asked: list[threading.Event] = [threading.Event() for _ in range(6)]
+    threads: set[str] = set()
+    cancels: list[int] = []
+
+    def items() -> Generator[int, None, None]:
+        for i in range(5):
+            asked[i].set()
+            threads.add(threading.current_thread().name)
+            yield i
+
+    got = []
+    with duck.prefetched(items(), cancel=lambda: cancels.append(1)) as taken:
+        for i in taken:
+            if (
+                i < 4
+            ):  # a deadlock guard, not a timing: the worker asks for the next item while we hold this one
+                assert asked[i + 1].wait(10)
+            got.append(i)
+    assert got == [0, 1, 2, 3, 4]
+    assert threads and all(t.startswith("rooflake-prefetch") for t in threads)
+    assert not cancels
+
+
+def test_prefetched_raises_the_producers_error_where_its_item_is_taken_and_closes_it() -> None:
+    """An exception of the producer comes out at the item it stopped at, with its class; the producer is closed
+    on leaving, early included."""
     closed: list[bool] = []
 
-    def items(fail_at: int | None) -> Iterator[int]:
+    def items(fail_at: int | None) -> Generator[int, None, None]:
         try:
             for i in range(10):
                 if i == fail_at:
@@ -167,8 +217,6 @@ def test_prefetched_keeps_the_order_and_raises_the_producers_error_where_its_ite
         finally:
             closed.append(True)
 
-    with duck.prefetched(items(None)) as got:
-        assert list(got) == list(range(10))
     taken = []
     with pytest.raises(ValueError, match="bad item 4"), duck.prefetched(items(4)) as got:
         for i in got:
@@ -176,4 +224,39 @@ def test_prefetched_keeps_the_order_and_raises_the_producers_error_where_its_ite
     assert taken == [0, 1, 2, 3]
     with duck.prefetched(items(None)) as got:
         assert next(got) == 0  # left early: the producer, one item ahead, is closed
-    assert closed == [True, True, True]
+    assert closed == [True, True]
+
+
+def test_prefetched_cancels_the_worker_on_a_signal_and_keeps_the_first_exception(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Leaving by an exception (SIGTERM's SystemExit in the CLI) calls cancel (DuckDB's interrupt) so that the
+    worker's step ends early; a second signal while waiting for the worker (KeyboardInterrupt out of the wait)
+    calls it again, the worker is still waited for and closed, and the first exception is the one raised."""
+    import concurrent.futures
+
+    events: list[str] = []
+    real_wait = concurrent.futures.wait
+    interrupted: list[int] = []
+
+    def wait_interrupted_once(fs: Any, *args: Any, **kwargs: Any) -> Any:
+        if not interrupted:
+            interrupted.append(1)
+            raise KeyboardInterrupt
+        return real_wait(fs, *args, **kwargs)
+
+    def items() -> Generator[int, None, None]:
+        try:
+            yield from range(3)
+        finally:
+            events.append("closed")
+
+    monkeypatch.setattr(concurrent.futures, "wait", wait_interrupted_once)
+    with (
+        pytest.raises(SystemExit) as stopped,
+        duck.prefetched(items(), cancel=lambda: events.append("cancel")) as got,
+    ):
+        next(got)
+        raise SystemExit(143)
+    assert stopped.value.code == 143
+    assert events == ["cancel", "cancel", "closed"]
