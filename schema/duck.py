@@ -391,7 +391,7 @@ def prefetched(
     ``items`` is closed, on the caller's thread. Leaving by an exception (Ctrl-C, SIGTERM's ``SystemExit``, a
     failed write) first calls ``cancel`` (DuckDB's ``interrupt``: the step then ends at once instead of finishing
     its row group); a second one while waiting calls it again, and the first one is raised after."""
-    from concurrent.futures import Future, ThreadPoolExecutor, wait
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     done = object()
     pool = ThreadPoolExecutor(1, thread_name_prefix="rooflake-prefetch")
@@ -413,8 +413,7 @@ def prefetched(
     finally:
         while True:  # the worker must be out of ``items`` before they are closed
             try:
-                wait([ahead])
-                pool.shutdown(wait=True)
+                pool.shutdown(wait=True)  # (waits for the pending step; again after an interruption)
                 break
             except BaseException as e:  # noqa: BLE001 - a second signal: cancel again, keep waiting
                 late = late or e

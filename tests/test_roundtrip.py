@@ -231,19 +231,19 @@ def test_prefetched_cancels_the_worker_on_a_signal_and_keeps_the_first_exception
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Leaving by an exception (SIGTERM's SystemExit in the CLI) calls cancel (DuckDB's interrupt) so that the
-    worker's step ends early; a second signal while waiting for the worker (KeyboardInterrupt out of the wait)
+    worker's step ends early; a second signal while waiting for the worker (KeyboardInterrupt out of the pool's shutdown)
     calls it again, the worker is still waited for and closed, and the first exception is the one raised."""
     import concurrent.futures
 
     events: list[str] = []
-    real_wait = concurrent.futures.wait
+    real_shutdown = concurrent.futures.ThreadPoolExecutor.shutdown
     interrupted: list[int] = []
 
-    def wait_interrupted_once(fs: Any, *args: Any, **kwargs: Any) -> Any:
+    def shutdown_interrupted_once(pool: Any, *args: Any, **kwargs: Any) -> Any:
         if not interrupted:
             interrupted.append(1)
             raise KeyboardInterrupt
-        return real_wait(fs, *args, **kwargs)
+        return real_shutdown(pool, *args, **kwargs)
 
     def items() -> Generator[int, None, None]:
         try:
@@ -251,7 +251,7 @@ def test_prefetched_cancels_the_worker_on_a_signal_and_keeps_the_first_exception
         finally:
             events.append("closed")
 
-    monkeypatch.setattr(concurrent.futures, "wait", wait_interrupted_once)
+    monkeypatch.setattr(concurrent.futures.ThreadPoolExecutor, "shutdown", shutdown_interrupted_once)
     with (
         pytest.raises(SystemExit) as stopped,
         duck.prefetched(items(), cancel=lambda: events.append("cancel")) as got,
