@@ -89,6 +89,9 @@ SOURCES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "gpus": ("TARGET_INFO_GPU", GPU_COLS),
     "strings": ("StringIds", [("id", "BIGINT", "id"), ("value", "VARCHAR", "value")]),
 }
+# the sources whose views end with src_pos, each row's position in the table as DuckDB scans it (0-based): the
+# stack sweep's results are joined to NVTX_EVENTS by position (nsys/ranges.sql)
+POSITIONED = ("nvtx_raw",)
 # columns without which a source table's rows mean nothing (every Nsight Systems export seen has them): a table
 # that lacks one is not an export's, and reading it would store rows of NULL times, not refuse the file
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {

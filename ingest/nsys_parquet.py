@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from rooflake.ingest import nsys_sqlite
 from rooflake.ingest.messages import first_line, shown, utf8_named
-from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, lacking, quoted
+from rooflake.ingest.nsys_export import META_COLS, META_TABLES, POSITIONED, SOURCES, lacking, quoted
 from rooflake.schema import InputError
 from rooflake.schema.duck import sql_literal, sql_template
 
@@ -182,6 +182,10 @@ class ParquetSources:
             present = tables.get(table)
             self.present[name] = present is not None
             columns = select_list(present, cols)
+            if name in POSITIONED:  # the row's position last, as in the SQLite reader's views
+                columns += (
+                    ", a.file_row_number AS src_pos" if present is not None else ", NULL::BIGINT AS src_pos"
+                )
             if present is None:
                 view = sql_template(
                     PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns

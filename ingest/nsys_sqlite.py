@@ -11,8 +11,9 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
 - ``ranges`` (the NVTX table): ranges, domains, the lanes of the stack sweep; the sweep itself, in numpy
   (:mod:`rooflake.ingest.nsys_sweep`: ``sweep_lanes``, then per group of lanes ``sweep_launches``, ``sweep_ranges``
-  and ``sweep_store``): each range's depth and parent, each operation's innermost range, the ranges on the
-  operations' stacks; ``range_names``, ``walk_names``, ``stacks``, ``stack_level`` once per depth, ``paths``,
+  and ``sweep_store``, then ``sweep_pp``): each range's depth and parent (by its row's position in the NVTX source,
+  which the output joins by position), each operation's innermost range, the ranges on the operations' stacks;
+  ``range_names``, ``walk_names``, ``stacks``, ``stack_level`` once per depth, ``paths``,
   ``attribution``: NVTX paths (one per distinct stack) and the attribution of every operation;
 - ``output``: the output tables as views, which DuckDB streams as Arrow batches to pyarrow's Parquet writer
   (:class:`rooflake.schema.duck.DuckTable`); ``summary``: the counts.
@@ -35,7 +36,7 @@ import pyarrow as pa
 from rooflake.ingest import nsys_export, nsys_sweep, sqlscript
 from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
-from rooflake.ingest.nsys_export import SOURCES, quoted
+from rooflake.ingest.nsys_export import POSITIONED, SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
 
@@ -72,7 +73,8 @@ class _Sources:
 
     def _view(self, name: str, db: str) -> None:
         table = f"{db}.{name}_src"
-        self.con.execute(sql_template(PKG, "nsys/source_view.sql", view=name, arrow=table, columns="*"))
+        columns = f"*, {POSITION}" if name in POSITIONED else "*"
+        self.con.execute(sql_template(PKG, "nsys/source_view.sql", view=name, arrow=table, columns=columns))
         self.tables[name] = table
 
     def need(self, name: str) -> None:
@@ -137,6 +139,9 @@ def _kept(reader: pa.RecordBatchReader, errors: list[InputError]) -> pa.RecordBa
 
 
 _NO_SOURCE = pa.table({"_": pa.nulls(0)})
+# the last column of the views of the sources POSITIONED (nsys_export): each row's position in its loaded table as
+# DuckDB scans it (0-based; the table is never changed after its load)
+POSITION = "a.rowid AS src_pos"
 # the databases the sources are loaded into (files in the spill folder): one per loading thread (a CHECKPOINT
 # waits for no other writer of its database)
 MAIN_DB, LATE_DB = "sources", "late_source"
@@ -316,7 +321,7 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
             _conformed(con, RANGES, "ranges_out", run_id),
             RANGES,
             s["n_ranges"],
-            # the hash join builds on pp, as written (see nsys/output.sql)
+            # every hash join builds on its right side, as written (see nsys/output.sql)
             settings={"disabled_optimizers": "build_side_probe_side"},
             tidy=tidy,
         ),

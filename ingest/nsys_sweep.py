@@ -22,10 +22,14 @@ and an ASOF match one level up), computed by counting: they hold whatever the da
 included. An operation launched on a thread with several lanes (domains) takes the latest-pushed of its lanes'
 innermost ranges (pushed at the same instant: the higher range id).
 
+Each range's depth and parent are put at its row's position in the NVTX source (``src_pos``) in two arrays that
+``pp`` then holds in that order, so that the output joins them by position (``nsys/ranges.sql``).
+
 Memory: lanes are read in groups of whole threads of at most :data:`GROUP_RANGES` ranges (a thread with more is
-one group), read batch by batch into numpy arrays, ~70 bytes per range of the group at a time in numpy's memory
-(+200 MB at the 2.8M-range lane of the range-heavy copy x8), outside DuckDB's limit, which is lowered while the
-sweep runs (:data:`SWEEP_MEMORY_LIMIT`). Big arrays are their own mmap
+one group), read batch by batch into numpy arrays, ~75 bytes per range of the group at a time in numpy's memory
+(+200 MB at the 2.8M-range lane of the range-heavy copy x8), and 12 bytes per NVTX row for the depths and parents
+(+69 MB there), outside DuckDB's limit, which is lowered while the sweep runs (:data:`SWEEP_MEMORY_LIMIT`: 60 MB,
+where 100 MB peaked 10 MB higher at that copy). Big arrays are their own mmap
 (:func:`rooflake.ingest.nsys_export.mmap_big_allocations`) and the heaps are trimmed after each group, so that the
 memory is given back before DuckDB's next steps (kept, it raised their peaks by ~50 MB). Time at that copy (1.2M
 kernels, 5.7M ranges, two lanes of 2.8M): ~2.55 s wall for the sweep (3.1 s with DuckDB's ORDER BY putting the
@@ -43,40 +47,90 @@ from rooflake.ingest import nsys_export, sqlscript
 GROUP_RANGES = 1_000_000
 # rows per batch of the ranges read from DuckDB
 BATCH_ROWS = 1 << 16
+# rows of pp appended per statement (nsys/sweep_pp.sql)
+PP_ROWS = 1 << 20
 # DuckDB's memory limit while the sweep holds a group's arrays in Python memory (the caller sets the reader's own
-# limit again after)
-SWEEP_MEMORY_LIMIT = "100MB"
+# limit again after; the sweep's queries are scans)
+SWEEP_MEMORY_LIMIT = "60MB"
 
 
 def sweep(con: Any) -> None:
-    """Fill the tables ``pp`` (range_id, depth, parent_id: every push/pop range), ``op_inner`` (uid, innermost:
-    every GPU operation with a push/pop range open on its launching thread at its launch call) and ``walk_ids``
-    (id, parent_id, depth: the ranges on those operations' stacks, each innermost range and its ancestors) that
-    ``nsys/ranges.sql`` creates, from its ``lanes`` and ``push_pop`` and from ``ops`` (the module docstring has the
-    method). Depths are 0 for an outermost range; ``parent_id`` is NULL at depth 0. Leaves DuckDB's memory limit
-    at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises ``duckdb.Error`` when a statement
-    fails."""
+    """Fill the tables ``pp`` (depth, parent_id: every push/pop range's, at its row's position in ``nvtx_raw``),
+    ``op_inner`` (uid, innermost: every GPU operation with a push/pop range open on its launching thread at its
+    launch call) and ``walk_ids`` (id, parent_id, depth: the ranges on those operations' stacks, each innermost
+    range and its ancestors) that ``nsys/ranges.sql`` creates, from its ``lanes`` and ``push_pop`` and from ``ops``
+    (the module docstring has the method). Depths are 0 for an outermost range; ``parent_id`` is NULL at depth 0.
+    Leaves DuckDB's memory limit at :data:`SWEEP_MEMORY_LIMIT` (the caller sets its own again). Raises
+    ``duckdb.Error`` when a statement fails."""
     from rooflake.schema.without_pandas import pyarrow_without_pandas
 
     nsys_export.mmap_big_allocations()
     sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=SWEEP_MEMORY_LIMIT)
-    lanes = sqlscript.run(con, "nsys/sweep_lanes.sql").fetchall()
+    rows = sqlscript.run(con, "nsys/sweep_lanes.sql").fetchall()
+    lanes = [(lane, thread, n) for lane, thread, n, _ in rows]
     # (numpy from Arrow and back makes pyarrow import pandas where installed: 0.17 s, and ~30 MB resident for the
     # rest of the ingest)
     with pyarrow_without_pandas():
+        found = _Found(max((last for *_, last in rows), default=-1) + 1)
         for lo, hi in _groups(lanes):
-            _group(con, lo, hi, lanes[lo - 1 : hi])
+            _group(con, lo, hi, lanes[lo - 1 : hi], found)
             nsys_export.trim_heap()
+        found.store(con)
 
 
-def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> None:
-    """Sweep lanes ``lo`` to ``hi`` (``lanes``: their (lane, thread, ranges)) and store the results."""
+class _Found:
+    """Every push/pop range's depth and parent id by its row's position in ``nvtx_raw`` (``src_pos``), as the
+    groups are swept; :meth:`store` writes them to ``pp`` in position order. ``size`` rows (the last push/pop
+    range's position + 1), 12 bytes each: 69 MB at the x8 copy's 5.7M ranges."""
+
+    def __init__(self, size: int) -> None:
+        import numpy as np
+
+        self.depth = np.full(size, -1, dtype=np.int32)  # -1: no push/pop range in a lane at this position
+        self.parent = np.zeros(size, dtype=np.int64)  # meaningful where depth >= 1
+
+    def __len__(self) -> int:
+        return len(self.depth)
+
+    def put(self, pos: Any, ids: Any, depth: Any, parent: Any) -> None:
+        """Put a group's results: ranges ``ids`` at positions ``pos``, their ``depth`` and the group position of
+        their ``parent`` (-1 at depth 0: a range at depth d >= 1 always has one, since depths rise by at most one
+        from a push to the next, from 0)."""
+        self.depth[pos] = depth
+        up = parent >= 0
+        self.parent[pos[up]] = ids[parent[up]]
+
+    def store(self, con: Any) -> None:
+        """Append the rows to ``pp`` (``nsys/sweep_pp.sql``), :data:`PP_ROWS` at a time, in position order: NULL
+        depth where no range was swept, NULL parent_id at depth 0 and there."""
+        import pyarrow as pa
+
+        system = pa.system_memory_pool()  # (given back when freed: Arrow's own pool keeps it)
+        for a in range(0, len(self.depth), PP_ROWS):
+            depth = self.depth[a : a + PP_ROWS]
+            rows = pa.table(
+                {
+                    "depth": pa.array(depth, mask=depth < 0, memory_pool=system),
+                    "parent_id": pa.array(self.parent[a : a + PP_ROWS], mask=depth <= 0, memory_pool=system),
+                }
+            )
+            con.register("sweep_pp", rows)
+            try:
+                sqlscript.run(con, "nsys/sweep_pp.sql")
+            finally:
+                con.unregister("sweep_pp")
+        del self.depth, self.parent
+
+
+def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]], found: _Found) -> None:
+    """Sweep lanes ``lo`` to ``hi`` (``lanes``: their (lane, thread, ranges)): put the depths and parents in
+    ``found``, and store the other results."""
     import pyarrow as pa
 
     launches = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=lo, hi=hi)
     l_thread, l_uid, l_t = (_np(launches[c]) for c in ("thread", "uid", "t"))
     del launches
-    lane, ids, starts, ends, popped = _ranges(con, lo, hi, sum(n for _, _, n in lanes))
+    lane, ids, starts, ends, popped, pos = _ranges(con, lo, hi, sum(n for _, _, n in lanes), len(found))
     sqlscript.run(con, "nsys/purge.sql")  # what DuckDB's allocator kept of the two queries
     nsys_export.trim_heap()
     order = push_order(lane, ids, starts, ends, popped)
@@ -86,25 +140,26 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> Non
     starts = starts[order]
     ends = ends[order]
     popped = popped[order]
+    pos = pos[order]
     del order
     depth, parent, best = _lanes(lanes, ids, starts, ends, popped, l_thread, l_t)
     del starts, ends, popped
+    found.put(pos, ids, depth, parent)
+    del pos
     hit = best >= 0
     inner = pa.table({"uid": l_uid[hit], "innermost": ids[best[hit]]})
     on_stack = _stacks(best[hit], parent)
     del best, hit, l_thread, l_uid, l_t
     # (numpy's memory, and the system pool's for Arrow's validity bitmaps: Arrow's own pool keeps ~10 MB after)
-    system = pa.system_memory_pool()
-    pp = pa.table({"range_id": ids, "depth": depth, "parent_id": _ids(ids, parent, system)})
     walk = pa.table(
         {
             "range_id": ids[on_stack],
             "depth": depth[on_stack],
-            "parent_id": _ids(ids, parent[on_stack], system),
+            "parent_id": _ids(ids, parent[on_stack], pa.system_memory_pool()),
         }
     )
     del parent, depth, on_stack, ids
-    tables = {"sweep_pp": pp, "sweep_inner": inner, "sweep_walk": walk}
+    tables = {"sweep_inner": inner, "sweep_walk": walk}
     for name, table in tables.items():
         con.register(name, table)
     sqlscript.run(con, "nsys/sweep_store.sql")
@@ -112,10 +167,10 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]]) -> Non
         con.unregister(name)
 
 
-def _ranges(con: Any, lo: int, hi: int, n: int) -> tuple[Any, Any, Any, Any, Any]:
+def _ranges(con: Any, lo: int, hi: int, n: int, size: int) -> tuple[Any, Any, Any, Any, Any, Any]:
     """The ``n`` push/pop ranges of lanes ``lo`` to ``hi`` (``nsys/sweep_ranges.sql``, in DuckDB's order): numpy
-    arrays (lane, range_id, start, end, popped), filled one batch at a time (no whole Arrow result beside them:
-    -80 MB at a 2.8M-range lane)."""
+    arrays (lane, range_id, start, end, popped, position in ``nvtx_raw``: below ``size``, int32 where that fits),
+    filled one batch at a time (no whole Arrow result beside them: -80 MB at a 2.8M-range lane)."""
     import numpy as np
 
     cols = {
@@ -124,6 +179,7 @@ def _ranges(con: Any, lo: int, hi: int, n: int) -> tuple[Any, Any, Any, Any, Any
         "start_ns": np.int64,
         "end_ns": np.int64,
         "open": np.uint8,
+        "src_pos": np.int32 if size <= np.iinfo(np.int32).max else np.int64,
     }
     out = {c: np.empty(n, dtype=t) for c, t in cols.items()}
     at = 0
@@ -132,8 +188,8 @@ def _ranges(con: Any, lo: int, hi: int, n: int) -> tuple[Any, Any, Any, Any, Any
         for c, a in out.items():
             a[at : at + k] = batch.column(c).to_numpy()
         at += k
-    lane, ids, starts, ends, open_ = (a[:at] for a in out.values())  # at == n: lanes.n counts these rows
-    return lane, ids, starts, ends, open_ == 0
+    lane, ids, starts, ends, open_, pos = (a[:at] for a in out.values())  # at == n: lanes.n counts these rows
+    return lane, ids, starts, ends, open_ == 0, pos
 
 
 def push_order(lane: Any, ids: Any, starts: Any, ends: Any, popped: Any) -> Any:

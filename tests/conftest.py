@@ -22,6 +22,7 @@ FIXTURE_FREE = {
     "test_instrument_ceilings.py",
     "test_isolated.py",
     "test_nsys_hostile.py",
+    "test_nsys_positions.py",
     "test_profile_commands.py",
     "test_profile_range_queries.py",
     "test_queries.py",

@@ -60,11 +60,11 @@ def test_arrow_runs_every_statement_and_returns_the_last_as_arrow() -> None:
 
 def test_batches_streams_the_last_statement_in_batches() -> None:
     """sweep_ranges.sql as a reader of batches of at most batch_rows rows: every push/pop range of lanes $lo to
-    $hi, with its lane, end 0 and open 1 where never popped."""
+    $hi, with its lane, end 0 and open 1 where never popped, and its position."""
     con = duckdb.connect(config={"preserve_insertion_order": False})
     con.execute(
         "CREATE TABLE push_pop AS SELECT i AS range_id, i AS start_ns, CASE WHEN i % 2 = 0 THEN i + 1 END AS end_ns, "
-        "7 + i % 3 AS thread, 0 AS domain_id FROM range(5000) AS t(i)"
+        "7 + i % 3 AS thread, 0 AS domain_id, 2 * i AS src_pos FROM range(5000) AS t(i)"
     )
     con.execute(
         "CREATE TABLE lanes AS SELECT * FROM (VALUES (7, 0, 1667, 1), (8, 0, 1667, 2), (9, 0, 1666, 3)) "
@@ -73,8 +73,10 @@ def test_batches_streams_the_last_statement_in_batches() -> None:
     reader = sqlscript.batches(con, "nsys/sweep_ranges.sql", 1000, lo=1, hi=2)
     got = list(reader)
     assert len(got) >= 4 and all(b.num_rows <= 1000 for b in got)
-    rows = sorted((r["range_id"], r["lane"], r["end_ns"], r["open"]) for b in got for r in b.to_pylist())
-    want = [(i, 1 + i % 3, i + 1 if i % 2 == 0 else 0, i % 2) for i in range(5000) if i % 3 < 2]
+    rows = sorted(
+        (r["range_id"], r["lane"], r["end_ns"], r["open"], r["src_pos"]) for b in got for r in b.to_pylist()
+    )
+    want = [(i, 1 + i % 3, i + 1 if i % 2 == 0 else 0, i % 2, 2 * i) for i in range(5000) if i % 3 < 2]
     assert rows == want
 
 

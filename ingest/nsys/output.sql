@@ -68,13 +68,14 @@ JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
 LEFT JOIN paths AS p ON p.path_id = a.path_id
 WHERE a.op_kind <> 'kernel';
 
--- ranges: one row per NVTX range or mark. The reader writes it with DuckDB's build_side_probe_side optimizer off:
--- the hash join builds on pp, written on the right (DuckDB's estimate of the filtered range view is low, and it
--- built on the 700k ranges with their text and names: +173 MB while writing, +64 MB so)
+-- ranges: one row per NVTX range or mark, its depth and parent from the stack sweep (pp, joined by position:
+-- nvtx_swept). The reader writes it with DuckDB's build_side_probe_side optimizer off: every hash join builds on its
+-- right side, as written (DuckDB takes the positional join's rows for 0: it built on the 5.7M ranges with their text
+-- and ran out of memory)
 CREATE TEMP VIEW ranges_out AS
 SELECT
     d.domain, r.name, r.text, r.range_id, r.kind, r.start_ns, r.end_ns, r.process_id, r.thread, r.end_thread,
-    pp.depth, pp.parent_id,
+    r.depth, r.parent_id,
     CASE WHEN r.range_id IS NOT NULL THEN coalesce(f.flags, []::VARCHAR[]) END AS flags,  -- NULL without an id
     CASE
         WHEN r.text_hex IS NOT NULL OR d.domain_hex IS NOT NULL
@@ -82,8 +83,7 @@ SELECT
             {'key': 'text', 'value': r.text_hex}, {'key': 'domain', 'value': d.domain_hex}
         ], lambda e: e.value IS NOT NULL))
     END AS invalid_utf8_hex
-FROM ranges_named AS r
-LEFT JOIN pp ON pp.range_id = r.range_id
+FROM named_ranges('nvtx_swept') AS r
 LEFT JOIN domain_names AS d ON d.domain_id = r.domain_id
 LEFT JOIN range_flags AS f ON f.range_id = r.range_id;
 

@@ -3,7 +3,8 @@
 -- DuckDB's read_parquet of that file, every column typed, the reader's columns that the file lacks as typed NULLs
 -- (rooflake.ingest.nsys_parquet; the same views the SQLite reader makes over Arrow, nsys/source_view.sql).
 -- The file is read with file_row_number (0-based row position): `file_row_number + 1` stands for SQLite's rowid
--- (the export writes each table in its row order), which the attribution keeps as src_row / range_id.
+-- (the export writes each table in its row order), which the attribution keeps as src_row / range_id; and
+-- file_row_number itself is the row's position (nvtx_raw's last column, src_pos: nsys/ranges.sql joins by it).
 -- Template slots (filled by Python: names, a file path in a table function of a view, and a select list cannot be
 -- bound parameters): {view} = the source's name (k_raw, nvtx_raw, ...); {file} = the Parquet file's path as an SQL
 -- string literal; {columns} = the typed select list over it (alias a), from the reader's column tables.

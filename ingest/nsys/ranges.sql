@@ -1,8 +1,10 @@
 -- ranges: NVTX ranges, their domains, and the setup of the NVTX stack sweep (rooflake.ingest.nsys_sqlite; needs
 -- nvtx_raw, strings).
--- Creates: domain_names, r0 (view: one row per range), range_flags (the ranges whose source rows look wrong, with
--- their flags), push_pop (view), lanes (the lanes of the stack sweep), op_inner, pp and walk_ids (its results,
--- empty: rooflake.ingest.nsys_sweep fills them, with the method).
+-- Creates: domain_names, pp (the stack sweep's depths and parents, empty), nvtx_swept and nvtx_unswept (views: nvtx_raw
+-- with them or without), nvtx_ranges (macro: the ranges of either), r0 (view: one row per range, no depth), range_flags
+-- (the ranges whose source rows look wrong, with their flags), push_pop (view), lanes (the lanes of the stack sweep),
+-- op_inner and walk_ids (the sweep's other results, empty: rooflake.ingest.nsys_sweep fills them and pp, with the
+-- method).
 -- Columns: none (statements only).
 
 CREATE TEMP VIEW src_nvtx AS
@@ -27,8 +29,26 @@ LEFT JOIN src_domain AS d USING (domain_id);
 DROP VIEW src_domain;
 DROP VIEW src_nvtx;
 
--- ranges: range_id = the event's rowid (a view: read from the Arrow source where used; text as in the source)
-CREATE TEMP VIEW r0 AS
+-- the stack sweep's results per push/pop range (rooflake.ingest.nsys_sweep fills it; in the work database,
+-- nsys/work_db.sql): one row per row of nvtx_raw, in its scan order (src_pos: row i is nvtx_raw's row at position i),
+-- up to the last push/pop range's row; none without push/pop ranges. Joined by position (nvtx_swept): no hash table on
+-- millions of range ids (at the x8 copy's 5.7M ranges, the ranges output cost ~1 CPU s and ~100 MB less so).
+--   depth      the range's depth (0: outermost); NULL for a row that is no push/pop range in a lane
+--   parent_id  its parent's range_id; NULL at depth 0 and for such a row
+CREATE TABLE pp (depth INTEGER, parent_id BIGINT);
+
+-- nvtx_raw with the sweep's depth and parent of each row (the output's ranges; the positional join pads the rows
+-- after pp's last with NULLs)
+CREATE TEMP VIEW nvtx_swept AS
+SELECT n.*, p.depth, p.parent_id FROM nvtx_raw AS n POSITIONAL JOIN pp AS p;
+
+-- nvtx_raw with NULL depths and parents (the attribution's ranges: a plain scan, whose row count DuckDB's planner
+-- knows; it takes a positional join's for 0 and put 5.7M ranges on the build side of a hash join)
+CREATE TEMP VIEW nvtx_unswept AS
+SELECT *, NULL::INTEGER AS depth, NULL::BIGINT AS parent_id FROM nvtx_raw;
+
+-- ranges of src (nvtx_swept or nvtx_unswept): range_id = the event's rowid; text as in the source
+CREATE TEMP MACRO nvtx_ranges(src) AS TABLE
 SELECT
     n.src_row AS range_id,
     nvtx_range_kind(n.event_type) AS kind,
@@ -40,9 +60,14 @@ SELECT
     n.end_thread,
     n.text_inline,
     n.text_inline_hex,
-    n.text_id
-FROM nvtx_raw AS n
+    n.text_id,
+    n.depth,
+    n.parent_id
+FROM query_table(src) AS n
 WHERE nvtx_is_range(n.event_type);
+
+-- ranges: one row per range (a view: read from the source where used)
+CREATE TEMP VIEW r0 AS FROM nvtx_ranges('nvtx_unswept');
 
 -- ranges whose source rows look wrong, with their flags in a fixed order: no start, end before start, a negative
 -- timestamp. A push/pop range with no start or ending before it starts cannot nest: it is left out of push_pop.
@@ -58,19 +83,22 @@ WHERE nvtx_is_range(event_type) AND (start IS NULL OR "end" < start OR start < 0
 
 -- push/pop ranges (straight from the source: cheaper to scan than r0)
 CREATE TEMP VIEW push_pop AS
-SELECT src_row AS range_id, start AS start_ns, "end" AS end_ns, thread, coalesce(domain_id, 0) AS domain_id
+SELECT src_row AS range_id, start AS start_ns, "end" AS end_ns, thread, coalesce(domain_id, 0) AS domain_id, src_pos
 FROM nvtx_raw
 WHERE nvtx_is_push_pop(event_type) AND start IS NOT NULL AND ("end" IS NULL OR "end" >= start);
 
--- lanes: the (thread, domain) pairs that hold push/pop ranges, numbered, with their ranges (a range without a
--- thread is in no lane: no depth, no parent)
+-- lanes: the (thread, domain) pairs that hold push/pop ranges, numbered, with their ranges and the last position
+-- of one in nvtx_raw (a range without a thread is in no lane: no depth, no parent)
 CREATE TEMP TABLE lanes AS
-SELECT thread, domain_id, n, (row_number() OVER (ORDER BY thread, domain_id))::INTEGER AS lane
-FROM (SELECT thread, domain_id, count(*) AS n FROM push_pop WHERE thread IS NOT NULL GROUP BY ALL);
+SELECT thread, domain_id, n, last_pos, (row_number() OVER (ORDER BY thread, domain_id))::INTEGER AS lane
+FROM (
+    SELECT thread, domain_id, count(*) AS n, max(src_pos) AS last_pos
+    FROM push_pop
+    WHERE thread IS NOT NULL
+    GROUP BY ALL
+);
 
--- the sweep's results (rooflake.ingest.nsys_sweep fills them; in the work database, nsys/work_db.sql: pp holds every
--- push/pop range)
+-- the sweep's other results (rooflake.ingest.nsys_sweep fills them; in the work database, nsys/work_db.sql)
 CREATE TABLE op_inner (uid BIGINT, innermost BIGINT);
-CREATE TABLE pp (range_id BIGINT, depth INTEGER, parent_id BIGINT);
--- (the push/pop ranges on some operation's NVTX stack, as pp: nsys/walk_names.sql names them)
+-- (the push/pop ranges on some operation's NVTX stack, with their parents and depths: nsys/walk_names.sql names them)
 CREATE TABLE walk_ids (id BIGINT, parent_id BIGINT, depth INTEGER);

@@ -4,6 +4,8 @@
 -- rooflake.ingest.nsys_parquet for a table a parquetdir export lacks).
 -- Template slots (filled by Python: names and a select list cannot be bound parameters): {view} = the source's
 -- name (k_raw, nvtx_raw, ...); {arrow} = the table it reads; {columns} = the select list over it (alias a): `*`
--- over a loaded table, the typed select list from the reader's column tables over an Arrow one.
--- Columns: those of {columns} (see rooflake.ingest.nsys_export: the source's column table).
+-- over a loaded table (and the row's position, `a.rowid AS src_pos`, for nvtx_raw), the typed select list from the
+-- reader's column tables over an Arrow one.
+-- Columns: those of {columns} (see rooflake.ingest.nsys_export: the source's column table; nvtx_raw's end with
+-- src_pos: the row's position in the table as DuckDB scans it, 0-based, NULL in an Arrow placeholder without rows).
 CREATE VIEW {view} AS SELECT {columns} FROM {arrow} AS a

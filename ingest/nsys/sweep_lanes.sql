@@ -4,4 +4,5 @@
 --   lane     the lane's number (1, 2, ...: by thread, then domain)
 --   thread   its thread (globalTid)
 --   n        its push/pop ranges
-SELECT lane, thread, n FROM lanes ORDER BY lane;
+--   last_pos the last position in nvtx_raw of one of them (src_pos)
+SELECT lane, thread, n, last_pos FROM lanes ORDER BY lane;

@@ -10,7 +10,8 @@
 --   end_ns     ns   its pop; 0 where it is never popped (open)
 --   open       1 where it is never popped (no end in the source), else 0 (an integer: numpy takes it without a
 --              copy through Arrow's memory pool)
-SELECT l.lane, r.range_id, r.start_ns, coalesce(r.end_ns, 0) AS end_ns, (r.end_ns IS NULL)::UTINYINT AS open
+--   src_pos    its row's position in nvtx_raw (where the sweep puts its depth and parent in pp)
+SELECT l.lane, r.range_id, r.start_ns, coalesce(r.end_ns, 0) AS end_ns, (r.end_ns IS NULL)::UTINYINT AS open, r.src_pos
 FROM push_pop AS r
 JOIN lanes AS l USING (thread, domain_id)
 WHERE l.lane BETWEEN $lo AND $hi;

@@ -1,13 +1,10 @@
 -- sweep_store: store one group's results of the NVTX stack sweep (rooflake.ingest.nsys_sweep registers them:
--- sweep_pp (range_id, depth, parent_id: the group's push/pop ranges), sweep_inner (uid, innermost: the operations
--- launched on the group's threads with a range open), sweep_walk (as sweep_pp: the ranges on those operations'
--- stacks, their innermost ranges and every ancestor)).
+-- sweep_inner (uid, innermost: the operations launched on the group's threads with a range open), sweep_walk
+-- (range_id, depth, parent_id: the ranges on those operations' stacks, their innermost ranges and every ancestor)).
 -- Columns: none (statements only).
 
 -- (the reader's setting again, after nsys/sweep_launches.sql: nsys_sqlite.connect)
 SET preserve_insertion_order = false;
-
-INSERT INTO pp SELECT range_id, depth, parent_id FROM sweep_pp;
 
 INSERT INTO op_inner SELECT uid, innermost FROM sweep_inner;
 
