@@ -53,6 +53,12 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep each took ~+9 CPU s and still peaked at
 # 0.49-0.51 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
+# the most rows and bytes of a row group of the ranges' Parquet file (the store's other files: 64k rows or 4 MiB).
+# Since the ranges query joins the sweep's results by position (nsys/ranges.sql) it holds no hash table on the
+# ranges, and the bigger groups in flight fit: at the x8 copy, pyarrow alone wrote the ranges with 1.54 CPU s
+# instead of 2.0 (32 MiB: 1.43) into 61 MB instead of 76; whole ingest, 5 paired runs: 0.95x wall, 0.98x CPU,
+# peak 477 against 484 MiB (32 MiB peaked at 490-495)
+RANGES_GROUP = (1 << 20, 16 << 20)
 
 
 class _Sources:
@@ -324,6 +330,7 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
             # every hash join builds on its right side, as written (see nsys/output.sql)
             settings={"disabled_optimizers": "build_side_probe_side"},
             tidy=tidy,
+            group=RANGES_GROUP,
         ),
         "coverage": DuckTable(
             con, _conformed(con, COVERAGE, "coverage_sorted", run_id), COVERAGE, s["n_coverage"]

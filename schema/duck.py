@@ -432,8 +432,10 @@ class DuckTable:
     ``num_rows`` is its row count, known beforehand (publish writes no file for an empty table); ``settings``: DuckDB
     settings in force while it runs (reset after); ``tidy``: called after every :data:`TIDY_GROUPS` row groups
     written (a reader giving freed memory back to the system), or None; it runs while the worker thread of
-    :meth:`write_parquet` uses the connection, so it must not touch the connection. The connection must stay open
-    until the table is written.
+    :meth:`write_parquet` uses the connection, so it must not touch the connection; ``group``: the most rows and
+    bytes of a row group written, None for :data:`ROW_GROUP_ROWS` and :data:`ROW_GROUP_BYTES` (a reader whose query
+    needs little of DuckDB's memory can afford bigger ones, which pyarrow writes with less CPU). The connection must
+    stay open until the table is written.
     """
 
     def __init__(
@@ -444,6 +446,7 @@ class DuckTable:
         num_rows: int,
         settings: dict[str, str] | None = None,
         tidy: Callable[[], None] | None = None,
+        group: tuple[int, int] | None = None,
     ) -> None:
         self.con = con
         self.select = select
@@ -451,6 +454,7 @@ class DuckTable:
         self.num_rows = num_rows
         self.settings = settings or {}
         self.tidy = tidy
+        self.group = group
 
     @contextlib.contextmanager
     def _settings(self) -> Iterator[None]:
@@ -478,7 +482,7 @@ class DuckTable:
         columns ``DELTA_BINARY_PACKED`` (:func:`_deltas`).
 
         The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups
-        that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes: memory stays
+        that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes (or ``group``): memory stays
         bounded, outside DuckDB's limit. DuckDB computes the next row group (:func:`prefetched`: driven from a
         worker thread) while pyarrow encodes and compresses the current one. Raises ``OSError`` when the file
         cannot be written or DuckDB cannot read or spill (its ``IOException``: a full or read-only disk, reported by
@@ -511,8 +515,10 @@ class DuckTable:
 
     def _row_groups(self) -> Generator[pa.Table, None, None]:
         """The rows as tables of ``schema``, each of whole batches until it holds :data:`ROW_GROUP_ROWS` rows or
-        :data:`ROW_GROUP_BYTES` bytes. Raises ``duckdb.Error`` when the query fails."""
+        :data:`ROW_GROUP_BYTES` bytes (or ``group``). Raises ``duckdb.Error`` when the query fails."""
         import pyarrow as pa
+
+        most_rows, most_bytes = self.group or (ROW_GROUP_ROWS, ROW_GROUP_BYTES)
 
         reader = self.con.sql(self.select).to_arrow_reader(FETCH_ROWS)
         batches: list[pa.RecordBatch] = []
@@ -526,7 +532,7 @@ class DuckTable:
                 raise _stream_error(e) from e
             batches.append(batch)
             rows, size = rows + batch.num_rows, size + batch.nbytes
-            if rows >= ROW_GROUP_ROWS or size >= ROW_GROUP_BYTES:
+            if rows >= most_rows or size >= most_bytes:
                 yield pa.Table.from_batches(batches).cast(self.schema)
                 batches, rows, size = [], 0, 0
         if batches:

@@ -101,6 +101,26 @@ def test_a_duck_table_is_written_in_row_groups_of_its_rows(
     assert "RLE_DICTIONARY" in f.metadata.row_group(0).column(1).encodings
 
 
+def test_a_duck_table_s_own_group_sizes_bound_its_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``group=(rows, bytes)`` bounds the row groups instead of ROW_GROUP_ROWS / ROW_GROUP_BYTES: whichever of
+    its two limits is reached first ends a group (here 2,048 rows; then ~8 KiB of 256-row batches of ~2 KiB)."""
+    monkeypatch.setattr(duck, "FETCH_ROWS", 256)
+    schema = pa.schema([pa.field("i", pa.int64())])
+    con = duckdb.connect()
+    select = "SELECT i FROM range(5000) AS t(i)"
+    sizes = {}
+    for name, group in (("rows", (2048, 1 << 30)), ("bytes", (1 << 30, 8000))):
+        duck.DuckTable(con, select, schema, 5000, group=group).write_parquet(
+            tmp_path / f"{name}.parquet", {}, write_statistics=True
+        )
+        meta = pq.ParquetFile(tmp_path / f"{name}.parquet").metadata
+        sizes[name] = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert sizes["rows"] == [2048, 2048, 904]
+    assert sizes["bytes"] == [1024] * 4 + [904]  # 4 batches of 256 rows x 8 bytes = 8 KiB
+
+
 def test_a_failing_duck_table_raises_duckdbs_own_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
