@@ -263,7 +263,9 @@ def _lane(starts: Any, ends: Any, popped: Any, launch_t: Any) -> tuple[Any, Any,
 
     n = len(starts)
     all_popped = bool(popped.all())
-    ends_sorted = np.sort(ends if all_popped else ends[popped])
+    # (numpy's stable sort, a timsort here, runs through the ends of nested ranges, nearly in order already: 0.015 s
+    # at a 2.8M-range lane where the default quicksort took 0.17; on random ends it is ~15% slower)
+    ends_sorted = np.sort(ends if all_popped else ends[popped], kind="stable")
     pops = np.searchsorted(ends_sorted, starts, "right")  # first the pops before each push
     # the launch calls' open depths (here: ends_sorted is freed after)
     pushed = np.searchsorted(starts, launch_t, "right")
