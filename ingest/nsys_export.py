@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from rooflake.ingest import NSYS_EXPORT_HINT
+from rooflake.ingest import NSYS_EXPORT_HINT, sqlscript
 from rooflake.ingest.messages import first_line, shown
 from rooflake.schema import InputError
 from rooflake.schema.duck import sql_file, sql_template
@@ -490,6 +490,15 @@ def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
         return info, sizes
     finally:
         db.close()
+
+
+def purge(con: Any) -> None:
+    """Make DuckDB's allocator give back what it keeps (``nsys/purge.sql``: the connection's thread count is set to 1
+    and back to what it was), then glibc's heaps (:func:`trim_heap`: DuckDB's threads allocate from them, and their
+    freed blocks stay resident until trimmed)."""
+    ((threads,),) = con.execute("SELECT current_setting('threads')").fetchall()
+    sqlscript.run(con, "nsys/purge.sql", threads=threads)
+    trim_heap()
 
 
 def trim_heap() -> None:

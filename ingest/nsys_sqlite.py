@@ -25,6 +25,7 @@ CHANGELOG.md has the memory and time figures this order was tuned for.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -53,6 +54,11 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep each took ~+9 CPU s and still peaked at
 # 0.49-0.51 GB. Measured on 2 cores (issue 14)
 MEMORY_LIMIT = "300MB"
+# DuckDB's threads for one export (at most; fewer on fewer cores): each thread holds its own buffers under the one
+# memory limit. With DuckDB's default, one thread per core, the x8 copy ran out of memory in nsys/launches.sql at
+# 64 threads (so did stop 31's reader); with 8 it was read and written to the end, with 16 not (2 cores running
+# that many threads)
+MAX_THREADS = 4
 # the most rows and bytes of a row group of the ranges' Parquet file (the store's other files: 64k rows or 4 MiB).
 # Since the ranges query joins the sweep's results by position (nsys/ranges.sql) it holds no hash table on the
 # ranges, and the bigger groups in flight fit: at the x8 copy, pyarrow alone wrote the ranges with 1.54 CPU s
@@ -207,6 +213,7 @@ def connect(spill: str) -> Any:
 
     con = duckdb.connect(
         config={
+            "threads": min(MAX_THREADS, os.cpu_count() or 1),
             "preserve_insertion_order": False,
             "temp_directory": spill,
             "memory_limit": MEMORY_LIMIT,
@@ -253,10 +260,10 @@ def attribute(con: Any, src: SourceViews, source: str) -> None:
     sqlscript.run(con, "nsys/ranges.sql")
     nsys_sweep.sweep(con)
     sqlscript.run(con, "nsys/memory_limit.sql", memory_limit=MEMORY_LIMIT)
-    _purge(con)
+    nsys_export.purge(con)
     sqlscript.run(con, "nsys/range_names.sql")
     sqlscript.run(con, "nsys/walk_names.sql")
-    _purge(con)
+    nsys_export.purge(con)
     (max_depth,) = sqlscript.run(con, "nsys/stacks.sql").fetchall()[0]
     for depth in range(
         max_depth + 1 if max_depth is not None else 0
@@ -264,7 +271,7 @@ def attribute(con: Any, src: SourceViews, source: str) -> None:
         sqlscript.run(con, "nsys/stack_level.sql", depth=depth)
     for step in ("paths", "attribution"):
         sqlscript.run(con, f"nsys/{step}.sql")
-        _purge(con)
+        nsys_export.purge(con)
 
 
 def lookups(con: Any, source: str) -> None:
@@ -290,13 +297,6 @@ def lookups(con: Any, source: str) -> None:
 
 # the source view of each lookup table nsys/lookup_dups.sql checks
 _LOOKUP_VIEWS = {"StringIds": "strings", "TARGET_INFO_GPU": "gpus"}
-
-
-def _purge(con: Any) -> None:
-    """Make DuckDB's allocator give back what it keeps (``nsys/purge.sql``), then glibc's heaps (DuckDB's threads
-    allocate from them: their freed blocks stay resident until trimmed)."""
-    sqlscript.run(con, "nsys/purge.sql")
-    nsys_export.trim_heap()
 
 
 def _conformed(con: Any, schema: pa.Schema, view: str, run_id: str) -> str:

@@ -80,8 +80,9 @@ def sweep(con: Any) -> None:
 
 class _Found:
     """Every push/pop range's depth and parent id by its row's position in ``nvtx_raw`` (``src_pos``), as the
-    groups are swept; :meth:`store` writes them to ``pp`` in position order. ``size`` rows (the last push/pop
-    range's position + 1), 12 bytes each: 69 MB at the x8 copy's 5.7M ranges."""
+    groups are swept; :meth:`store` writes them to ``pp`` in position order. ``size`` rows (the position of the last
+    push/pop range in a lane + 1: marks and other rows before it count too), 12 bytes each: 69 MB at the x8 copy's
+    5.7M ranges."""
 
     def __init__(self, size: int) -> None:
         import numpy as np
@@ -127,12 +128,9 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]], found:
     ``found``, and store the other results."""
     import pyarrow as pa
 
-    launches = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=lo, hi=hi)
-    l_thread, l_uid, l_t = (_np(launches[c]) for c in ("thread", "uid", "t"))
-    del launches
+    l_thread, l_uid, l_t = _launches(con, lo, hi)
     lane, ids, starts, ends, popped, pos = _ranges(con, lo, hi, sum(n for _, _, n in lanes), len(found))
-    sqlscript.run(con, "nsys/purge.sql")  # what DuckDB's allocator kept of the two queries
-    nsys_export.trim_heap()
+    nsys_export.purge(con)  # what DuckDB's allocator kept of the two queries
     order = push_order(lane, ids, starts, ends, popped)
     del lane
     # (one array at a time: each gather is a copy)
@@ -165,6 +163,18 @@ def _group(con: Any, lo: int, hi: int, lanes: list[tuple[int, int, int]], found:
     sqlscript.run(con, "nsys/sweep_store.sql")
     for name in tables:
         con.unregister(name)
+
+
+def _launches(con: Any, lo: int, hi: int) -> tuple[Any, Any, Any]:
+    """The launch calls on the threads of lanes ``lo`` to ``hi`` (``nsys/sweep_launches.sql``): numpy arrays
+    (thread, uid, start), by thread, then uid."""
+    import numpy as np
+
+    launches = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=lo, hi=hi)
+    thread, uid, t = (_np(launches[c]) for c in ("thread", "uid", "t"))
+    del launches
+    order = np.lexsort((uid, thread))
+    return thread[order], uid[order], t[order]
 
 
 def _ranges(con: Any, lo: int, hi: int, n: int, size: int) -> tuple[Any, Any, Any, Any, Any, Any]:

@@ -4,7 +4,9 @@ fixture needed."""
 
 from __future__ import annotations
 
+import os
 from importlib import resources
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -35,9 +37,9 @@ def test_a_parameter_without_a_value_is_named() -> None:
         sqlscript.bind(_stmt("SELECT $t_mid, $t"), {"t": 1}, "f.sql")
 
 
-def test_arrow_runs_every_statement_and_returns_the_last_as_arrow() -> None:
-    """sweep_launches.sql (a setting, then a query with $lo and $hi): the launch calls on the threads of lanes $lo
-    to $hi, by thread then uid, the setting left as the file set it."""
+def test_arrow_returns_the_last_statement_as_arrow() -> None:
+    """sweep_launches.sql (a query with $lo and $hi): the launch calls on the threads of lanes $lo to $hi that have a
+    launch time (in no particular order)."""
     con = duckdb.connect(config={"preserve_insertion_order": False})
     con.execute(
         "CREATE TABLE ops AS SELECT * FROM (VALUES (4, 7, 50), (2, 7, 40), (6, 8, 10), (8, 7, NULL), (0, 9, 5)) "
@@ -48,14 +50,40 @@ def test_arrow_runs_every_statement_and_returns_the_last_as_arrow() -> None:
         "AS t(thread, domain_id, n, lane)"
     )
     got = sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=1, hi=2)
-    assert got.to_pylist() == [
+    assert sorted(got.to_pylist(), key=lambda r: (r["thread"], r["uid"])) == [
         {"thread": 7, "uid": 2, "t": 40},
         {"thread": 7, "uid": 4, "t": 50},
         {"thread": 8, "uid": 6, "t": 10},
     ]
-    assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone() == (True,)
     with pytest.raises(ValueError, match=r"\$hi"):
         sqlscript.arrow(con, "nsys/sweep_launches.sql", lo=1)
+
+
+def test_arrow_runs_the_statements_before_the_last() -> None:
+    """stacks.sql (three CREATEs, then a query): the tables are made before the query's result comes back."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE walk AS SELECT * FROM (VALUES (1, 0), (2, 3)) AS t(id, depth)")
+    got = sqlscript.arrow(con, "nsys/stacks.sql")
+    assert got.to_pylist() == [{"max_depth": 3}]
+    made = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    assert {"path_nodes", "range_pid", "level_prev"} <= made
+
+
+def test_the_nsys_reader_caps_duckdbs_threads_and_purge_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a machine with many cores the reader's connection runs MAX_THREADS threads (each holds buffers under the
+    one memory limit: 64 ran out of memory), and nsys/purge.sql sets that count again, not DuckDB's default."""
+    from rooflake.ingest import nsys_export, nsys_sqlite
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    con = nsys_sqlite.connect(str(tmp_path))
+    threads = "SELECT current_setting('threads')"
+    assert con.execute(threads).fetchall() == [(nsys_sqlite.MAX_THREADS,)]
+    con.execute("SET threads = 3")
+    nsys_export.purge(con)
+    assert con.execute(threads).fetchall() == [(3,)]
+    con.close()
 
 
 def test_batches_streams_the_last_statement_in_batches() -> None:

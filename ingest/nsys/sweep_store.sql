@@ -3,9 +3,6 @@
 -- (range_id, depth, parent_id: the ranges on those operations' stacks, their innermost ranges and every ancestor)).
 -- Columns: none (statements only).
 
--- (the reader's setting again, after nsys/sweep_launches.sql: nsys_sqlite.connect)
-SET preserve_insertion_order = false;
-
 INSERT INTO op_inner SELECT uid, innermost FROM sweep_inner;
 
 INSERT INTO walk_ids SELECT range_id, parent_id, depth FROM sweep_walk;
