@@ -13,6 +13,8 @@ import pytest
 
 from rooflake.ingest import nsys_sweep, read
 from rooflake.ingest.nsys_parquet import write_parquetdir
+from rooflake.pipeline import ingest_file
+from rooflake.schema import duck
 
 PID = 7 << 24
 THREADS = (PID + 1, PID + 2)
@@ -21,9 +23,11 @@ NEST = [(0, 90, 0, None), (10, 30, 1, 0), (20, 10, 2, 10), (50, 30, 1, 0)]
 
 
 def build(path: Path, blocks: int) -> dict[int, tuple[int | None, int | None]]:
-    """An export of ``blocks`` blocks of NEST per thread, interleaved by start, with a mark in each block and one
-    after every other row (no push/pop range at the last positions: the positional join pads them with NULLs).
-    Returns range id (rowid) -> (depth, parent's range id) as the nesting gives them (marks: None, None)."""
+    """An export of ``blocks`` blocks of NEST per thread, interleaved by start, with rows the sweep leaves out in each
+    block (a mark, a domain-create event: no range at all, a push/pop range without a thread, one ending before it
+    starts) and a mark after all the others (no push/pop range at the last positions: the positional join pads them
+    with NULLs). Returns range id (rowid) -> (depth, parent's range id) as the nesting gives them (None, None for
+    the ranges left out; the domain-create events are no ranges)."""
     rows = []  # (start, end, eventType, thread, depth, parent's (thread, start) or None)
     for b in range(blocks):
         for k, thread in enumerate(THREADS):
@@ -32,7 +36,10 @@ def build(path: Path, blocks: int) -> dict[int, tuple[int | None, int | None]]:
                 parent = None if up is None else (thread, t0 + up)
                 rows.append((t0 + off, t0 + off + length, 59, thread, depth, parent))
             rows.append((t0 + 60, None, 34, thread, None, None))
-    rows.sort(key=lambda r: (r[0], r[3]))
+            rows.append((t0 + 1, None, 75, thread, None, None))
+            rows.append((t0 + 65, t0 + 70, 59, None, None, None))
+            rows.append((t0 + 75, t0 + 72, 59, thread, None, None))
+    rows.sort(key=lambda r: (r[0], r[3] or 0))
     rows.append((100 * blocks + 50, None, 34, THREADS[0], None, None))
     ids = {(r[3], r[0]): i for i, r in enumerate(rows, 1) if r[2] == 59}
     db = sqlite3.connect(path)
@@ -47,7 +54,7 @@ def build(path: Path, blocks: int) -> dict[int, tuple[int | None, int | None]]:
     db.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, 'r', ?, NULL, 0, NULL)", [r[:4] for r in rows])
     db.commit()
     db.close()
-    return {i: (r[4], None if r[5] is None else ids[r[5]]) for i, r in enumerate(rows, 1)}
+    return {i: (r[4], None if r[5] is None else ids[r[5]]) for i, r in enumerate(rows, 1) if r[2] != 75}
 
 
 def _got(path: Path) -> dict[int, tuple[int | None, int | None]]:
@@ -68,7 +75,9 @@ def test_positions_other_than_range_ids(tmp_path: Path, monkeypatch: pytest.Monk
     nvtx = pq.read_table(folder / "NVTX_EVENTS.parquet")
     nvtx = nvtx.append_column("rowid", pa.array(range(1, nvtx.num_rows + 1), pa.int64()))
     order = sorted(range(nvtx.num_rows), key=lambda i: (i * 7919) % nvtx.num_rows)  # a fixed shuffle
-    pq.write_table(nvtx.take(order), folder / "NVTX_EVENTS.parquet")
+    pq.write_table(
+        nvtx.take(order), folder / "NVTX_EVENTS.parquet", row_group_size=100
+    )  # read on all threads
     seen = _spy_positions(monkeypatch)
     assert _got(folder) == want
     assert any(pos != rid - 1 for pos, rid in seen)  # positions really differ from ids
@@ -76,10 +85,15 @@ def test_positions_other_than_range_ids(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_sqlite_export_loaded_out_of_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An SQLite export big enough that DuckDB loads its NVTX rows on several threads (several 64k-row batches):
-    the loaded table's order is not the rowids', and every range gets its own depth and parent."""
-    want = build(tmp_path / "big.sqlite", 30_000)  # 300k rows
+    the loaded table's order is not the rowids', and every range gets its own depth and parent. Its ranges are
+    stored in row groups bigger than the store's default (the reader's RANGES_GROUP)."""
+    want = build(tmp_path / "big.sqlite", 30_000)  # 480k rows
     seen = _spy_positions(monkeypatch)
     assert _got(tmp_path / "big.sqlite") == want
+    res = ingest_file(tmp_path / "big.sqlite", tmp_path / "store")  # the ranges in row groups of RANGES_GROUP
+    (part,) = (tmp_path / "store").glob(f"ranges/run_id={res.run_id}/*.parquet")
+    meta = pq.ParquetFile(part).metadata
+    assert meta.num_rows == len(want) and meta.row_group(0).num_rows > duck.ROW_GROUP_ROWS
     if all(pos == rid - 1 for pos, rid in seen):
         pytest.skip(
             "DuckDB loaded the rows in rowid order here (one thread?): the check above ran without a shuffle"

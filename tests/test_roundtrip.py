@@ -104,9 +104,11 @@ def test_a_duck_table_is_written_in_row_groups_of_its_rows(
 def test_a_duck_table_s_own_group_sizes_bound_its_row_groups(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``group=(rows, bytes)`` bounds the row groups instead of ROW_GROUP_ROWS / ROW_GROUP_BYTES: whichever of
-    its two limits is reached first ends a group (here 2,048 rows; then ~8 KiB of 256-row batches of ~2 KiB)."""
+    """``group=(rows, bytes)`` bounds the row groups instead of ROW_GROUP_ROWS / ROW_GROUP_BYTES, above them or
+    below: whichever of its two limits is reached first ends a group (here 2,048 rows where the default is 1,000;
+    then ~8 KiB of 256-row batches of ~2 KiB)."""
     monkeypatch.setattr(duck, "FETCH_ROWS", 256)
+    monkeypatch.setattr(duck, "ROW_GROUP_ROWS", 1000)
     schema = pa.schema([pa.field("i", pa.int64())])
     con = duckdb.connect()
     select = "SELECT i FROM range(5000) AS t(i)"

@@ -31,8 +31,11 @@ DROP VIEW src_nvtx;
 
 -- the stack sweep's results per push/pop range (rooflake.ingest.nsys_sweep fills it; in the work database,
 -- nsys/work_db.sql): one row per row of nvtx_raw, in its scan order (src_pos: row i is nvtx_raw's row at position i),
--- up to the last push/pop range's row; none without push/pop ranges. Joined by position (nvtx_swept): no hash table on
--- millions of range ids (at the x8 copy's 5.7M ranges, the ranges output cost ~1 CPU s and ~100 MB less so).
+-- up to the row of the last push/pop range swept (one in a lane: lanes); none without such ranges. Joined by position
+-- (nvtx_swept): no hash table on millions of range ids (at the x8 copy's 5.7M ranges, the ranges output cost ~1 CPU s
+-- and ~100 MB less so). A positional join runs on one DuckDB thread (on 2 cores pyarrow's writer is the bottleneck
+-- anyway); over a Parquet export (a view with casts: DuckDB's Positional Join, not a positional scan) it buffers pp
+-- under DuckDB's memory limit.
 --   depth      the range's depth (0: outermost); NULL for a row that is no push/pop range in a lane
 --   parent_id  its parent's range_id; NULL at depth 0 and for such a row
 CREATE TABLE pp (depth INTEGER, parent_id BIGINT);
