@@ -482,9 +482,9 @@ class DuckTable:
         columns ``DELTA_BINARY_PACKED`` (:func:`_deltas`).
 
         The rows come from DuckDB as a stream of :data:`FETCH_ROWS`-row Arrow batches, gathered into row groups
-        that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes (or ``group``): memory stays
-        bounded, outside DuckDB's limit. DuckDB computes the next row group (:func:`prefetched`: driven from a
-        worker thread) while pyarrow encodes and compresses the current one. Raises ``OSError`` when the file
+        that end once they reach :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_BYTES` bytes (or ``group``'s):
+        memory stays bounded, outside DuckDB's limit. DuckDB computes the next row group (:func:`prefetched`: driven
+        from a worker thread) while pyarrow encodes and compresses the current one. Raises ``OSError`` when the file
         cannot be written or DuckDB cannot read or spill (its ``IOException``: a full or read-only disk, reported by
         publish as a store error), ``duckdb.Error`` when the query fails otherwise."""
         import duckdb
