@@ -39,7 +39,7 @@ from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
 from rooflake.ingest.nsys_export import POSITIONED, SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
-from rooflake.schema.duck import DuckTable, conform_select, sql_literal, sql_template
+from rooflake.schema.duck import DuckTable, conform_select, duck_connect, sql_literal, sql_template
 
 PKG = "rooflake.ingest"
 NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
@@ -211,7 +211,7 @@ def connect(spill: str) -> Any:
     go."""
     import duckdb
 
-    con = duckdb.connect(
+    con = duck_connect(
         config={
             "threads": min(MAX_THREADS, os.cpu_count() or 1),
             "preserve_insertion_order": False,

@@ -10,10 +10,11 @@
   for the types whose values differ.
 - :func:`sql_literal`, :func:`sql_str`: Python values as DuckDB literals (for SQL text that cannot take bound
   parameters: select lists, file lists of views).
+- :func:`duck_connect`: a new DuckDB connection that draws no progress bar on stdout.
 - :func:`sql_file`, :func:`sql_template`: the text of a ``.sql`` file shipped in one of our packages, with its
   ``{slot}`` placeholders filled.
 
-The SQL these helpers run lives in ``schema/*.sql`` (``one_row``). pyarrow is imported inside
+The SQL these helpers run lives in ``schema/*.sql`` (``one_row``, ``connect``). pyarrow is imported inside
 the helpers that need it: importing this module costs nothing.
 """
 
@@ -45,6 +46,20 @@ ROW_GROUP_BYTES = 4 << 20
 # DuckDB's threads freed), which kept the x8 copy's ranges write at ~471 MiB where it climbed to ~484 (no time seen;
 # measured before the writes were prefetched, when the trim ran while DuckDB was idle)
 TIDY_GROUPS = 16
+
+
+def duck_connect(database: str = ":memory:", config: dict[str, Any] | None = None) -> Any:
+    """A new DuckDB connection (``duckdb.DuckDBPyConnection``) to ``database`` with ``config``, and the settings of
+    ``connect.sql``: DuckDB's progress bar off. DuckDB draws that bar on the process's standard output (file
+    descriptor 1, terminal or not) for any statement that runs over 2 s: into ``rl ingest --json``'s stream of JSON
+    objects, where the x8 nsys copy's NVTX load takes ~2.5 s. (A cursor of the connection starts with DuckDB's
+    defaults for cursors: the bar off.) Raises ``duckdb.Error`` when DuckDB cannot open ``database`` or refuses
+    ``config``."""
+    import duckdb
+
+    con = duckdb.connect(database, config=config or {})
+    con.execute(sql_file("rooflake.schema", "connect.sql"))
+    return con
 
 
 @functools.cache  # read once per process: a store planning each statement reads ~18 files per statement

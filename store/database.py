@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import COLUMNS, QueryError
-from rooflake.schema.duck import fetch_arrow, sql_file, sql_str, sql_template
+from rooflake.schema.duck import duck_connect, fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.layout import ALL_TABLES, PART
 from rooflake.store.manifest import Stamp, manifest_stamp, read_manifest_stamped
 
@@ -712,9 +712,8 @@ def stand_ins() -> Any:
     ``__empty_<table>`` of every store table (``empty_table.sql``; columns :data:`rooflake.schema.COLUMNS`) and
     nothing else, whatever the store: where :func:`build` and compaction start. Raises ``duckdb.Error`` when DuckDB
     cannot start."""
-    import duckdb
 
-    con = duckdb.connect()
+    con = duck_connect()
     for t in ALL_TABLES:
         cols = ", ".join(f'"{f.name}" {f.type}' for f in COLUMNS[t])
         con.execute(sql_template(PKG, "empty_table.sql", table=t, columns=cols))

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rooflake.schema import TABLES
-from rooflake.schema.duck import sql_file
+from rooflake.schema.duck import duck_connect, sql_file
 from rooflake.store.layout import ALL_TABLES, COMPACTED, PART, STAGING, partition, run_ids
 from rooflake.store.manifest import read_manifest
 from rooflake.store.publish import writer_alive
@@ -137,9 +137,8 @@ def doctor(root: Path) -> pa.Table:
     The files of the last compaction (``compacted.json``) are checked as ``damaged`` or ``other-columns`` too, with
     an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file;
     raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
-    import duckdb
 
-    con = duckdb.connect()
+    con = duck_connect()
     rows: list[dict[str, str]] = []
     published: list[dict[str, Any]] = []
     runs = set(run_ids(root))  # published: a runs partition, or held by the last compaction

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rooflake.schema import StoreError
-from rooflake.schema.duck import DuckTable, sql_str
+from rooflake.schema.duck import DuckTable, duck_connect, sql_str
 from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, GLOB_CHARS, URL, is_url  # noqa: F401 (re-exported: remote.is_url)
 from rooflake.store.publish import PublishResult, write_part
 
@@ -521,7 +521,6 @@ def doctor(url: str) -> pa.Table:
     holds many runs), and compacted files it does not name are ``unpublished`` (a compaction in flight, younger than
     :data:`STALE_AFTER_S`) or ``stale-staging`` (:func:`clean` deletes them). Raises :class:`StoreError` when the
     store cannot be listed."""
-    import duckdb
     import pyarrow as pa
 
     from rooflake.store.doctor import PROBLEMS, read_error
@@ -531,7 +530,7 @@ def doctor(url: str) -> pa.Table:
         files = _scan(fs, _bucket_path(url), *ALL_TABLES)
         gens = committed(files)
         dead = {f.path for f in stale(files, datetime.now(timezone.utc))}
-        con = duckdb.connect()
+        con = duck_connect()
         con.register_filesystem(fs)
         have = {(f.table, f.run_id) for f in files if gens.get(f.run_id) == f.gen}
         rows: list[dict[str, str]] = []

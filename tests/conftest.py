@@ -25,6 +25,7 @@ FIXTURE_FREE = {
     "test_nsys_positions.py",
     "test_profile_commands.py",
     "test_profile_range_queries.py",
+    "test_progress_bar.py",
     "test_queries.py",
     "test_query_columns.py",
     "test_render.py",
