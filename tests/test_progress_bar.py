@@ -59,13 +59,13 @@ def test_every_connection_is_made_by_duck_connect() -> None:
     """No module of the package calls ``duckdb.connect`` but ``schema/duck.py`` (the store's connections, doctor,
     the remote store's check and the readers go through :func:`duck_connect`)."""
     calls = []
-    for path in sorted(ROOT.glob("*/**/*.py")):
+    packages = [
+        d for d in sorted(ROOT.iterdir()) if (d / "__init__.py").is_file()
+    ]  # cli, ingest, schema, store, ...
+    assert {"cli", "ingest", "schema", "store"} <= {d.name for d in packages}
+    for path in (p for d in packages for p in sorted(d.rglob("*.py"))):
         rel = path.relative_to(ROOT).as_posix()
-        if (
-            rel.split("/")[0] in {"tests", "bench", "build", "docs"}
-            or rel.startswith(".")
-            or rel == "schema/duck.py"
-        ):
+        if rel == "schema/duck.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             func = node.func if isinstance(node, ast.Call) else None
