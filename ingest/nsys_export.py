@@ -458,11 +458,17 @@ def cut_short(path: Path) -> str | None:
     return None
 
 
+# the tables of SOURCES besides StringIds: an SQLite file without export metadata holds at least one of them to be
+# taken for an export (a real one always has metadata; exports built by hand, as the tests build them, may not)
+_EXPORT_TABLES = [source for name, source in SOURCES.items() if name != "strings"]
+
+
 def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     """The export's metadata and the size of each source table that may be read on a second thread (rows x
-    columns, from its largest rowid: no scan), after checking that ``path`` is an SQLite Nsight Systems export
-    whose tables hold the columns every export has (:data:`REQUIRED_COLUMNS`) and whose size is the one its header
-    gives (:func:`cut_short`). Raises :class:`InputError`."""
+    columns, from its largest rowid: no scan), after checking that ``path`` is an SQLite Nsight Systems export (a
+    StringIds table, and export metadata or another table of :data:`SOURCES`) whose tables hold the columns every
+    export has (:data:`REQUIRED_COLUMNS`) and whose size is the one its header gives (:func:`cut_short`). Raises
+    :class:`InputError`."""
     if (why := cut_short(path)) is not None:
         raise InputError(
             f"{shown(path)}: a damaged SQLite file ({why}); export the report again: {NSYS_EXPORT_HINT}"
@@ -474,6 +480,11 @@ def check(path: Path) -> tuple[dict[str, str], dict[str, int]]:
         if "StringIds" not in tables and not info:
             raise InputError(
                 f"{shown(path)}: an SQLite database, but not an Nsight Systems export (no StringIds table)"
+            )
+        if not info and not any(table in tables for table, _ in _EXPORT_TABLES):
+            raise InputError(
+                f"{shown(path)}: an SQLite database with a StringIds table, but not an Nsight Systems export (none "
+                "of an export's metadata, GPU, kernel, API, NVTX, memcpy or memset tables)"
             )
         if (what := lacking(tables)) is not None:
             raise InputError(

@@ -419,3 +419,28 @@ def test_operations_without_an_end(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["layers", "--store", str(store)])
     assert r.exit_code == 0, r.output
     assert "unknown GPU time (-)" in r.stdout
+
+
+@pytest.mark.parametrize("rows", [0, 2])
+def test_an_sqlite_file_with_only_stringids_is_refused(tmp_path: Path, rows: int) -> None:
+    """A StringIds table alone (no export metadata, no table an export's GPU operations or NVTX events come from) is
+    no export: one error, nothing stored. It used to be ingested as a run of 0 kernels and 0 ranges."""
+    path = tmp_path / "strings.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+        db.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, f"s{i}") for i in range(rows)])
+    db.close()
+    store = Store(tmp_path / "store")
+    before = snapshot(store.root)
+    with pytest.raises(InputError) as e:
+        ingest_file(path, store.root)
+    assert str(e.value).startswith(f"{path}: ") and "not an Nsight Systems export" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert snapshot(store.root) == before
+    # the same file with export metadata is a real (empty) export: a run of 0 kernels
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
+        db.execute("INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.1')")
+    db.close()
+    res = ingest_file(path, store.root)
+    assert (res.status, res.kernels) == ("ingested", 0)
