@@ -186,12 +186,10 @@ def existing_store(s: Any) -> None:
     """Refuse a local store folder that does not exist (a mistyped --store looked like a healthy empty store to
     ``rl doctor``, and ``rl compact`` created it): :class:`rooflake.schema.StoreError`, one ``Error:`` line. A store
     on object storage has no folder to look for."""
-    from rooflake.schema import StoreError
+    from rooflake.store.layout import existing_root
 
-    if s.url is None and not Path(str(s.root)).is_dir():
-        raise StoreError(
-            f"{s.root}: no store there (no such folder; check --store or $RL_STORE; rl ingest creates one)"
-        )
+    if s.url is None:
+        existing_root(Path(str(s.root)))
 
 
 class By(str, Enum):

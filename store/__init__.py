@@ -292,11 +292,13 @@ class Store:
     def doctor(self) -> pa.Table:
         """Every problem with the store's files, one row each (none: healthy). Columns: ``table``, ``run_id``,
         ``path``, ``problem`` (damaged | missing | unpublished | stale-staging), ``error`` — see
-        :func:`rooflake.store.doctor.doctor`."""
+        :func:`rooflake.store.doctor.doctor`. Raises :class:`StoreError` for a local folder that does not exist
+        (:func:`rooflake.store.layout.existing_root`: no store there is no healthy store)."""
         if self.url is not None:
             from rooflake.store import remote
 
             return remote.doctor(self.url)
         from rooflake.store import doctor
 
+        layout.existing_root(self._dir)
         return doctor.doctor(self._dir)

@@ -407,8 +407,9 @@ def compact(root: Path | str) -> CompactResult:
     """Fold the runs published as partitions since the last compaction of the store at ``root`` into a new
     generation of compacted files, merging small generations into it (see the module docstring), holding the
     compaction lock and the store's flock; a URL (``s3://…``): :func:`compact_remote`. Every query answers as
-    before. Raises :class:`StoreError` when another compaction of the store is running (nothing changes) or the
-    store cannot be written (it is then as before)."""
+    before. Raises :class:`StoreError` when ``root`` is no folder (:func:`rooflake.store.layout.existing_root`:
+    nothing is created), another compaction of the store is running (nothing changes) or the store cannot be
+    written (it is then as before)."""
     import duckdb
     import pyarrow as pa
 
@@ -420,9 +421,10 @@ def compact(root: Path | str) -> CompactResult:
         if is_url(root):
             return compact_remote(root)
         root = Path(root)
-    from rooflake.store.layout import ensure_root
+    from rooflake.store.layout import ensure_root, existing_root
     from rooflake.store.publish import clean_staging, store_lock
 
+    existing_root(root)
     staging = ensure_root(root)
     try:
         with local_lock(root):  # (another compaction running: refused here, before any wait)

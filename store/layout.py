@@ -121,6 +121,16 @@ def check_writable(root: Path) -> None:
         raise StoreError(f"store {root} is not writable ({e.strerror or e})") from e
 
 
+def existing_root(root: Path) -> None:
+    """Raise :class:`StoreError` (one line) when the local store folder ``root`` does not exist: what reads or
+    rewrites a store refuses a mistyped path (``doctor`` called it a healthy empty store, ``compact`` created it);
+    only ingest creates a store (:func:`ensure_root`)."""
+    if not root.is_dir():
+        raise StoreError(
+            f"{root}: no store there (no such folder; check --store or $RL_STORE; rl ingest creates one)"
+        )
+
+
 def ensure_root(root: Path) -> Path:
     """Create ``root`` and its staging folder; returns the staging folder. Raises :class:`StoreError` when they
     cannot be created or written."""

@@ -453,3 +453,18 @@ def test_a_compacted_file_gone_fails_its_table_only(store) -> None:
     r = CliRunner().invoke(app, ["sql", "SELECT count(*) FROM ceilings", "--store", str(root)])
     assert r.exit_code == 1 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.output
     assert r.stderr.startswith("Error: ") and gone.name in r.stderr
+
+
+@pytest.mark.parametrize("how", ["compact", "doctor"])
+def test_the_library_refuses_a_store_folder_that_does_not_exist(tmp_path: Path, how: str) -> None:
+    """As the CLI does: compact() created the mistyped folder (and its lock files) and reported 0 runs; doctor()
+    called it a healthy store (no rows). Both raise one line, and nothing is created."""
+    from rooflake.schema import StoreError
+
+    typo = tmp_path / "no-such-store"
+    with pytest.raises(StoreError) as e:
+        compact.compact(typo) if how == "compact" else Store(typo).doctor()
+    assert str(e.value) == (
+        f"{typo}: no store there (no such folder; check --store or $RL_STORE; rl ingest creates one)"
+    )
+    assert not typo.exists()
