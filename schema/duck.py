@@ -52,7 +52,7 @@ def duck_connect(database: str = ":memory:", config: dict[str, Any] | None = Non
     """A new DuckDB connection (``duckdb.DuckDBPyConnection``) to ``database`` with ``config``, and the settings of
     ``connect.sql``: DuckDB's progress bar off. DuckDB draws that bar on the process's standard output (file
     descriptor 1, terminal or not) for any statement that runs over 2 s: into ``rl ingest --json``'s stream of JSON
-    objects, where the x8 nsys copy's NVTX load takes ~2.5 s. (A cursor of the connection starts with DuckDB's
+    objects, where the x8 nsys copy's NVTX load runs for seconds. (A cursor of the connection starts with DuckDB's
     defaults for cursors: the bar off.) Raises ``duckdb.Error`` when DuckDB cannot open ``database`` or refuses
     ``config``."""
     import duckdb
