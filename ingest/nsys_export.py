@@ -507,8 +507,7 @@ def purge(con: Any) -> None:
     """Make DuckDB's allocator give back what it keeps (``nsys/purge.sql``: the connection's thread count is set to 1
     and back to what it was), then glibc's heaps (:func:`trim_heap`: DuckDB's threads allocate from them, and their
     freed blocks stay resident until trimmed)."""
-    ((threads,),) = con.execute("SELECT current_setting('threads')").fetchall()
-    sqlscript.run(con, "nsys/purge.sql", threads=threads)
+    sqlscript.run(con, "nsys/purge.sql")
     trim_heap()
 
 
