@@ -1,6 +1,7 @@
 """The SQLite side of the Nsight Systems reader: an export opened read-only through ADBC, its tables and columns, and
 the source tables the attribution needs read as Arrow, whole (:func:`select`) or as a stream of batches
-(:func:`select_stream`, which :mod:`rooflake.ingest.nsys_sqlite` loads into DuckDB and does the rest there).
+(:func:`select_stream`, which :mod:`rooflake.ingest.nsys_sqlite` writes to Parquet files that DuckDB reads for the
+rest).
 
 Tables and columns are selected by name and may be missing (an export without CUDA trace has no kernel table).
 NVTX text is inline (``text``) or a ``textId`` into ``StringIds``. Reading goes through ADBC (Arrow-native, ~5x
@@ -269,13 +270,12 @@ def select_stream(
     db: Export, tables: dict[str, dict[str, str]], table: str, cols: list[tuple[str, str, str]]
 ) -> tuple[str, pa.RecordBatchReader | None]:
     """The present ``cols`` of ``table`` as :func:`select` gives them, but read one batch (64k rows) at a time as
-    the returned reader is consumed (DuckDB loads it in one statement, no whole table in Python memory).
+    the returned reader is consumed (no whole table in Python memory).
 
     Returns (the typed DuckDB select list over the reader aliased ``a``; the reader, or None when the table is
     missing). Every batch has, after the read columns, a ``<c>_hex`` column for every text column ``c`` read (NULL
     where the text is valid UTF-8: :func:`valid_utf8` batch by batch), so that all batches have one schema. Reading
-    raises :class:`InputError` from the reader's iteration (DuckDB wraps it: see
-    :func:`rooflake.ingest.nsys_sqlite.load`)."""
+    raises :class:`InputError` from the reader's iteration."""
     present = tables.get(table)
     if present is not None:
         present = {"rowid": "INTEGER", **present}

@@ -1,10 +1,10 @@
 """Reader for Nsight Systems SQLite exports (``nsys export --type sqlite``), any schema version seen so far.
 
 Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as Arrow). The export's tables are read
-through ADBC as a stream of Arrow batches and loaded into DuckDB tables (:func:`load`, in a database file of the
-reader's temporary folder; the biggest on a second thread), so that DuckDB's memory limit bounds the whole ingest
-(:data:`MEMORY_LIMIT`); the attribution of every
-kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL, the files of
+through ADBC as a stream of Arrow batches and written to Parquet files in the reader's temporary folder
+(:func:`load`, the biggest on a second thread), which DuckDB then scans as the Parquet reader's sources
+(:mod:`rooflake.ingest.nsys_parquet`): no source table is held whole in memory, and DuckDB's memory limit bounds
+the rest of the ingest (:data:`MEMORY_LIMIT`). The attribution of every kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL, the files of
 ``ingest/nsys/`` run in this order (:func:`attribute`):
 
 - ``macros``: NVTX event types by name, range names;
@@ -18,7 +18,7 @@ kernel, memcpy and memset to the NVTX ranges open on its launching thread is Duc
 - ``output``: the output tables as views, which DuckDB streams as Arrow batches to pyarrow's Parquet writer
   (:class:`rooflake.schema.duck.DuckTable`); ``summary``: the counts.
 
-Between steps, sources no longer needed are freed and DuckDB's allocator gives back what it keeps (``purge``):
+Between steps, sources no longer needed are deleted and DuckDB's allocator gives back what it keeps (``purge``):
 CHANGELOG.md has the memory and time figures this order was tuned for.
 """
 
@@ -43,8 +43,8 @@ from rooflake.schema.duck import DuckTable, conform_select, duck_connect, sql_li
 
 PKG = "rooflake.ingest"
 NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu report of the same program)"
-# DuckDB's memory for one export; it spills to a temporary directory beyond. Every source table is loaded into
-# DuckDB (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
+# DuckDB's memory for one export; it spills to a temporary directory beyond. The source tables are Parquet files
+# (not held as Arrow in Python memory), and the attribution's big working tables go to a work database file
 # (nsys/work_db.sql), so this bounds the whole ingest: the range-heavy copy x8 (1.2M kernels, 5.7M NVTX ranges,
 # 720 MB) peaks at ~0.48 GB of resident memory with its Parquet writing (1.94 GB with the sources as Arrow and a 1 GB
 # limit); the rest is the interpreter, pyarrow and DuckDB's code (~0.15 GB). The price is CPU time: ~27 CPU s for
@@ -68,95 +68,91 @@ RANGES_GROUP = (1 << 20, 16 << 20)
 
 
 class _Sources:
-    """The export's source tables as typed DuckDB views (``nsys/source_view.sql``) over DuckDB tables filled from
-    the export one batch at a time (:meth:`load`: no whole table in Python memory; DuckDB's tables are under its
-    memory limit and spill beyond it); ``late`` ones are still being loaded on another thread until :meth:`need`
-    waits for them."""
+    """The export's source tables as typed DuckDB views (``nsys/parquet_view.sql``) over Parquet files in the
+    reader's temporary folder, written from the export one batch at a time (:func:`load`: no whole table in Python
+    memory); ``late`` ones are still being written on another thread until :meth:`need` waits for them."""
 
     def __init__(
-        self, con: Any, path: Path, names: list[str], late: dict[str, Future[bool]], folder: str
+        self, con: Any, path: Path, names: list[str], late: dict[str, Future[dict[str, Loaded]]], folder: str
     ) -> None:
-        self.con, self.late = con, late
-        self.tables: dict[str, str] = {}  # source -> its loaded table
+        self.con, self.late, self.folder = con, late, Path(folder)
         self.present: dict[str, bool] = {}  # source -> whether the export has its table
-        self.present.update(load(con, path, names, MAIN_DB, folder))
-        for name in names:
-            self._view(name, MAIN_DB)
+        con.register("no_source_arrow", _NO_SOURCE)
+        for name, loaded in load(path, names, self.folder).items():
+            self._view(name, *loaded)
 
-    def _view(self, name: str, db: str) -> None:
-        table = f"{db}.{name}_src"
-        columns = f"*, {POSITION}" if name in POSITIONED else "*"
-        self.con.execute(sql_template(PKG, "nsys/source_view.sql", view=name, arrow=table, columns=columns))
-        self.tables[name] = table
+    def _view(self, name: str, columns: str, present: bool) -> None:
+        """The view of source ``name``: its select list ``columns`` over its file, or over an empty placeholder
+        when the export lacks the table (``present`` false: every column NULL)."""
+        self.present[name] = present
+        if name in POSITIONED:
+            columns += ", a.file_row_number AS src_pos" if present else ", NULL::BIGINT AS src_pos"
+        if present:
+            file = sql_literal(str(self.folder / f"{name}{SUFFIX}"), pa.string())
+            self.con.execute(
+                sql_template(PKG, "nsys/parquet_view.sql", view=name, file=file, columns=columns)
+            )
+        else:
+            self.con.execute(
+                sql_template(PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns)
+            )
 
     def need(self, name: str) -> None:
-        """Wait for source ``name`` if it is still being loaded, and make its view. Raises :class:`InputError`
+        """Wait for source ``name`` if it is still being written, and make its view. Raises :class:`InputError`
         when it cannot be read."""
         if name in self.late:
-            self.present.update({name: self.late.pop(name).result()})
-            self._view(name, LATE_DB)
+            self._view(name, *self.late.pop(name).result()[name])
 
     def release(self, *names: str) -> None:
-        """Drop the tables behind ``names`` (their views are dropped by the SQL): the memory is freed."""
+        """Delete the files behind ``names`` (their views are dropped by the SQL)."""
         for name in names:
-            self.con.execute(sql_template(PKG, "nsys/source_drop.sql", table=self.tables.pop(name)))
-        nsys_export.trim_heap()
+            (self.folder / f"{name}{SUFFIX}").unlink(missing_ok=True)
 
 
-def load(con: Any, path: Path, names: list[str], into: str, folder: str) -> dict[str, bool]:
-    """Fill DuckDB table ``<into>.<name>_src`` with the typed columns of each source ``names``, streamed from the
-    export in one statement per table (:func:`rooflake.ingest.nsys_export.select_stream`: 64k-row batches, none
-    kept in Python), on connection ``con``, in database ``into`` attached first, a file ``<folder>/<into>.duckdb``
-    (``nsys/source_db.sql``: DuckDB compresses the rows as it writes them; checkpointed after each table). Returns
-    source -> whether the export has its table. Raises :class:`InputError` when the file cannot be read."""
-    import duckdb
+# a source as load wrote it: (the typed DuckDB select list over its file, aliased a; whether the export has its
+# table: without it the list is every column as a typed NULL, and no file is written)
+Loaded = tuple[str, bool]
+SUFFIX = ".parquet"
+# the source columns whose values differ in nearly every row (row ids, times, correlation ids: a dictionary would
+# only grow), written DELTA_BINARY_PACKED; every other column is dictionary-encoded. At the x8 copy: NVTX_EVENTS in
+# 97 MiB (202 MiB with these plain, 333 MiB with only the text in a dictionary), written in the same CPU time
+DELTAS = ("src_row", "start", "end", "correlation_id")
 
-    file = sql_literal(str(Path(folder) / f"{into}.duckdb"), pa.string())
-    con.execute(sql_template(PKG, "nsys/source_db.sql", db=into, file=file))
+
+def load(path: Path, names: list[str], folder: Path) -> dict[str, Loaded]:
+    """Write each source ``names`` of the export at ``path`` to ``folder/<name>.parquet`` (:data:`SUFFIX`),
+    streamed from the export (:func:`rooflake.ingest.nsys_export.select_stream`: each 64k-row batch a row group,
+    none kept), uncompressed, :data:`DELTAS` delta-encoded and the other columns dictionary-encoded, without
+    statistics (the attribution scans whole files). Returns source -> :data:`Loaded`. Raises :class:`InputError`
+    when the export cannot be read, ``OSError`` when the folder cannot be written."""
+    import pyarrow.parquet as pq
+
     db = nsys_export.Export(path)
     try:
         tables = db.tables()
-        present = {}
+        out: dict[str, Loaded] = {}
         for name in names:
             columns, reader = nsys_export.select_stream(db, tables, *SOURCES[name])
-            present[name] = reader is not None
-            errors: list[InputError] = []
-            con.register("source_batches", _kept(reader, errors) if reader is not None else _NO_SOURCE)
-            try:
-                sql = sql_template(PKG, "nsys/source_load.sql", table=f"{into}.{name}_src", columns=columns)
-                con.execute(sql)
-                con.execute(sql_template(PKG, "nsys/source_compress.sql", db=into))
-            except duckdb.Error:
-                if errors:  # the export's read error, which DuckDB's scan of the stream wraps
-                    raise errors[0] from None
-                raise
-            finally:
-                con.unregister("source_batches")
-        return present
+            out[name] = (columns, reader is not None)
+            if reader is None:
+                continue
+            deltas = [f.name for f in reader.schema if f.name in DELTAS]
+            with pq.ParquetWriter(
+                folder / f"{name}{SUFFIX}",
+                reader.schema,
+                compression="NONE",
+                use_dictionary=[f.name for f in reader.schema if f.name not in deltas],
+                column_encoding=dict.fromkeys(deltas, "DELTA_BINARY_PACKED"),
+                write_statistics=False,
+            ) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+        return out
     finally:
         db.close()
 
 
-def _kept(reader: pa.RecordBatchReader, errors: list[InputError]) -> pa.RecordBatchReader:
-    """``reader``'s batches, the :class:`InputError` that ends them appended to ``errors`` as well."""
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        try:
-            yield from reader
-        except InputError as e:
-            errors.append(e)
-            raise
-
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
-
-
 _NO_SOURCE = pa.table({"_": pa.nulls(0)})
-# the last column of the views of the sources POSITIONED (nsys_export): each row's position in its loaded table as
-# DuckDB scans it (0-based; the table is never changed after its load)
-POSITION = "a.rowid AS src_pos"
-# the databases the sources are loaded into (files in the spill folder): one per loading thread (a CHECKPOINT
-# waits for no other writer of its database)
-MAIN_DB, LATE_DB = "sources", "late_source"
 
 
 @contextlib.contextmanager
@@ -181,10 +177,10 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
         tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
     ):
         con = connect(spill)
-        late: dict[str, Future[bool]] = {}
+        late: dict[str, Future[dict[str, Loaded]]] = {}
         try:
-            # the biggest source is loaded on a second thread (its own cursor: the same database) meanwhile
-            late = {n: pool.submit(_load_one, con.cursor(), path, n, spill) for n in SOURCES if n == biggest}
+            # the biggest source is written on a second thread meanwhile
+            late = {n: pool.submit(load, path, [n], Path(spill)) for n in SOURCES if n == biggest}
             src = _Sources(con, path, [n for n in SOURCES if n not in late], late, spill)
             attribute(con, src, shown(path))
             yield outputs(con, meta, src, run_id)
@@ -192,16 +188,8 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
             for f in late.values():
                 f.cancel()
                 with contextlib.suppress(Exception):
-                    f.result()  # the loading thread's cursor is done before the connection closes
+                    f.result()  # the writing thread is done before its folder is removed
             con.close()
-
-
-def _load_one(cur: Any, path: Path, name: str, folder: str) -> bool:
-    """:func:`load` of one source on cursor ``cur`` (closed after); whether the export has its table."""
-    try:
-        return load(cur, path, [name], LATE_DB, folder)[name]
-    finally:
-        cur.close()
 
 
 def connect(spill: str) -> Any:
@@ -226,13 +214,14 @@ def connect(spill: str) -> Any:
     file = sql_literal(str(Path(spill) / "work.duckdb"), pa.string())
     for stmt in duckdb.extract_statements(sql_template(PKG, "nsys/work_db.sql", file=file)):
         con.execute(stmt)
+    sqlscript.run(con, "nsys/source_reads.sql")
     return con
 
 
 class SourceViews(Protocol):
     """The export's source tables as DuckDB views named as in :data:`rooflake.ingest.nsys_export.SOURCES`
     (``k_raw``, ``nvtx_raw``, ...; each with the typed columns of its column table), however they are bound:
-    over Arrow tables read from SQLite (:class:`_Sources`) or over Parquet files
+    over the Parquet files this reader writes from the export (:class:`_Sources`) or over a parquetdir export's own
     (:mod:`rooflake.ingest.nsys_parquet`). ``present``: source -> whether the export has its table."""
 
     present: dict[str, bool]

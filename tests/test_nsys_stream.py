@@ -1,6 +1,7 @@
-"""The SQLite reader streams each source table into DuckDB in batches of 64k rows (issue 14: memory bounded): a
-table longer than one batch, with text that is not valid UTF-8 only in a later batch, reads exactly as a short one.
-Built in code from the tiny export of test_attribution; no fixture needed."""
+"""The SQLite reader streams each source table in batches of 64k rows into a Parquet file that DuckDB reads (issue
+14: memory bounded): a table longer than one batch, with text that is not valid UTF-8 only in a later batch, reads
+exactly as a short one; the files hold the export's rows in its order, with the encodings the reader chose. Built in
+code from the tiny export of test_attribution; no fixture needed."""
 
 from __future__ import annotations
 
@@ -24,11 +25,8 @@ def _kernels(con: object, like: str) -> list[tuple]:
     ).fetchall()
 
 
-def test_a_table_of_several_batches_with_invalid_utf8_in_a_later_one(tmp_path: Path) -> None:
-    """70,001 marks after the tiny export's NVTX rows, the last (row 70,011: the second batch) not valid UTF-8:
-    every range is read, that one with U+FFFD and its bytes in hex, no other range has hex, and the kernels'
-    attribution is that of the tiny export."""
-    long = tmp_path / "long.sqlite"
+def _long_export(long: Path) -> None:
+    """The tiny export with MARKS marks after its NVTX rows and one more whose text is not valid UTF-8."""
     build_export(long)
     db = sqlite3.connect(long)
     db.executemany(
@@ -40,6 +38,14 @@ def test_a_table_of_several_batches_with_invalid_utf8_in_a_later_one(tmp_path: P
     )
     db.commit()
     db.close()
+
+
+def test_a_table_of_several_batches_with_invalid_utf8_in_a_later_one(tmp_path: Path) -> None:
+    """70,001 marks after the tiny export's NVTX rows, the last (row 70,011: the second batch) not valid UTF-8:
+    every range is read, that one with U+FFFD and its bytes in hex, no other range has hex, and the kernels'
+    attribution is that of the tiny export."""
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
     short = tmp_path / "short.sqlite"
     build_export(short)
     store = tmp_path / "store"
@@ -74,3 +80,58 @@ def test_an_unfinished_stream_does_not_hide_the_error(tmp_path: Path) -> None:
     stream = db.batches("SELECT * FROM NVTX_EVENTS", "its NVTX events")
     assert next(stream).num_rows == 0 and next(stream).num_rows > 0  # the schema, then the first batch
     db.close()
+
+
+def test_each_source_is_a_parquet_file_of_the_exports_rows(tmp_path: Path) -> None:
+    """load writes each source the export has to <name>.parquet: its rows in the export's order (src_row = SQLite's
+    rowid, row i at position i), one row group per 64k-row batch, uncompressed, without statistics, the per-row
+    columns delta-encoded and the others in a dictionary; the view over it (nsys/parquet_view.sql with the select
+    list load returns) reads the rows back; a table the export lacks gives no file and a list of NULLs."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from rooflake.ingest import nsys_sqlite
+
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
+    loaded = nsys_sqlite.load(long, ["nvtx_raw", "ms_raw"], tmp_path)
+    assert loaded["ms_raw"][1] is False and not (tmp_path / "ms_raw.parquet").exists()
+    assert "NULL::BIGINT AS src_row" in loaded["ms_raw"][0]
+    columns, present = loaded["nvtx_raw"]
+    meta = pq.ParquetFile(tmp_path / "nvtx_raw.parquet").metadata
+    assert present and meta.num_rows == len(NVTX) + MARKS + 1
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [65536, meta.num_rows - 65536]
+    chunks = {
+        meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+        for i in range(meta.num_columns)
+    }
+    assert {c.compression for c in chunks.values()} == {"UNCOMPRESSED"}
+    assert not any(c.is_stats_set for c in chunks.values())
+    for name in ("src_row", "start", "end"):
+        assert "DELTA_BINARY_PACKED" in chunks[name].encodings, name
+    for name in ("text_inline", "thread", "event_type"):
+        assert chunks[name].has_dictionary_page, name
+    con = duckdb.connect()
+    con.execute(
+        f"CREATE VIEW v AS SELECT {columns}, a.file_row_number AS pos "
+        f"FROM read_parquet('{tmp_path / 'nvtx_raw.parquet'}', file_row_number = true) AS a"
+    )
+    src = sqlite3.connect(long)
+    src.text_factory = lambda b: b.decode(errors="replace")
+    want = src.execute("SELECT rowid, start, end, text FROM NVTX_EVENTS ORDER BY rowid").fetchall()
+    got = con.execute('SELECT src_row, start, "end", text_inline, pos FROM v ORDER BY pos').fetchall()
+    assert [g[:3] for g in got] == [w[:3] for w in want]
+    assert [g[4] for g in got] == list(range(len(want)))  # the position is the row's place in the export
+    assert [g[3] for g in got] == [w[3] for w in want] and got[-1][3] == "tick\ufffd"
+
+
+def test_the_readers_connection_reads_parquet_one_column_chunk_at_a_time(tmp_path: Path) -> None:
+    """DuckDB's Parquet prefetching reads a whole row group per thread in one allocation (~11 MB for the kernels),
+    which ran the x8 copy out of memory at the 300 MB limit: the reader's connection turns it off."""
+    from rooflake.ingest import nsys_sqlite
+
+    con = nsys_sqlite.connect(str(tmp_path))
+    try:
+        assert con.execute("SELECT current_setting('disable_parquet_prefetching')").fetchall() == [(True,)]
+    finally:
+        con.close()

@@ -1,10 +1,12 @@
--- parquet_view: one table of an Nsight Systems parquetdir export (`nsys export --type parquetdir`: one
--- <TABLE>.parquet per export table, the SQLite export's names and columns) as the attribution reads it: a view over
--- DuckDB's read_parquet of that file, every column typed, the reader's columns that the file lacks as typed NULLs
--- (rooflake.ingest.nsys_parquet; the same views the SQLite reader makes over Arrow, nsys/source_view.sql).
--- The file is read with file_row_number (0-based row position): `file_row_number + 1` stands for SQLite's rowid
--- (the export writes each table in its row order), which the attribution keeps as src_row / range_id; and
--- file_row_number itself is the row's position (nvtx_raw's last column, src_pos: nsys/ranges.sql joins by it).
+-- parquet_view: one source table as the attribution reads it: a view over DuckDB's read_parquet of its file, every
+-- column typed, the reader's columns that the file lacks as typed NULLs. The file is a table of an Nsight Systems
+-- parquetdir export (`nsys export --type parquetdir`: one <TABLE>.parquet per export table, the SQLite export's
+-- names and columns; rooflake.ingest.nsys_parquet), or a source the SQLite reader wrote from the export into its
+-- temporary folder (rooflake.ingest.nsys_sqlite.load: our column names, rowid read as src_row).
+-- The file is read with file_row_number (0-based row position): in an export's file `file_row_number + 1` stands
+-- for SQLite's rowid (the export writes each table in its row order), which the attribution keeps as src_row /
+-- range_id; and file_row_number itself is the row's position (nvtx_raw's last column, src_pos: nsys/ranges.sql
+-- joins by it).
 -- Template slots (filled by Python: names, a file path in a table function of a view, and a select list cannot be
 -- bound parameters): {view} = the source's name (k_raw, nvtx_raw, ...); {file} = the Parquet file's path as an SQL
 -- string literal; {columns} = the typed select list over it (alias a), from the reader's column tables.

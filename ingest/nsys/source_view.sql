@@ -1,11 +1,9 @@
--- source_view: one table of the export as the attribution reads it: a view over the source's table, which holds
--- its columns typed, the reader's columns that the export lacks as typed NULLs (rooflake.ingest.nsys_sqlite: a
--- DuckDB table filled by nsys/source_load.sql; or an empty Arrow table registered by
--- rooflake.ingest.nsys_parquet for a table a parquetdir export lacks).
+-- source_view: a source table the export lacks, as the attribution reads it: a view over an empty Arrow table
+-- registered by the reader, every one of the source's columns a typed NULL (rooflake.ingest.nsys_sqlite and
+-- rooflake.ingest.nsys_parquet; a source the export has is a view over its Parquet file, nsys/parquet_view.sql).
 -- Template slots (filled by Python: names and a select list cannot be bound parameters): {view} = the source's
--- name (k_raw, nvtx_raw, ...); {arrow} = the table it reads; {columns} = the select list over it (alias a): `*`
--- over a loaded table (and the row's position, `a.rowid AS src_pos`, for nvtx_raw), the typed select list from the
--- reader's column tables over an Arrow one.
+-- name (k_raw, nvtx_raw, ...); {arrow} = the empty table it reads; {columns} = the typed select list from the
+-- reader's column tables (alias a).
 -- Columns: those of {columns} (see rooflake.ingest.nsys_export: the source's column table; nvtx_raw's end with
--- src_pos: the row's position in the table as DuckDB scans it, 0-based, NULL in an Arrow placeholder without rows).
+-- src_pos, NULL here).
 CREATE VIEW {view} AS SELECT {columns} FROM {arrow} AS a
