@@ -59,6 +59,8 @@ MEMORY_LIMIT = "300MB"
 # 64 threads (so did stop 31's reader); with 8 it was read and written to the end, with 16 not (2 cores running
 # that many threads)
 MAX_THREADS = 4
+# DuckDB's threads for the writes of the output tables (at most; nsys/write_threads.sql says why)
+WRITE_THREADS = 2
 # the most rows and bytes of a row group of the ranges' Parquet file (the store's other files: 64k rows or 4 MiB).
 # Since the ranges query joins the sweep's results by position (nsys/ranges.sql) it holds no hash table on the
 # ranges, and the bigger groups in flight fit: at the x8 copy, pyarrow alone wrote the ranges with 1.54 CPU s
@@ -297,8 +299,10 @@ def _conformed(con: Any, schema: pa.Schema, view: str, run_id: str) -> str:
 def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> dict[str, Any]:
     """The output tables (DuckTables over ``nsys/output.sql``'s views, each with exactly the columns of its store
     table: kernels KERNELS, memops MEMOPS, ranges RANGES, coverage COVERAGE) and the run's summary (``run``, see
-    :func:`open_export`), after :func:`attribute` on the same connection."""
+    :func:`open_export`), after :func:`attribute` on the same connection, whose DuckDB threads are then at most
+    :data:`WRITE_THREADS` (``nsys/write_threads.sql``)."""
     sqlscript.run(con, "nsys/output.sql")
+    sqlscript.run(con, "nsys/write_threads.sql", threads=min(WRITE_THREADS, MAX_THREADS, os.cpu_count() or 1))
     summary = sqlscript.run(con, "nsys/summary.sql")
     names = [d[0] for d in summary.description]
     (row,) = summary.fetchall()  # fetchall: DuckDB refuses other work on a connection with rows left unread
