@@ -4,8 +4,9 @@ Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as
 through ADBC as a stream of Arrow batches and written to Parquet files in the reader's temporary folder
 (:func:`load`, the biggest on a second thread), which DuckDB then scans as the Parquet reader's sources
 (:mod:`rooflake.ingest.nsys_parquet`): no source table is held whole in memory, and DuckDB's memory limit bounds
-the rest of the ingest (:data:`MEMORY_LIMIT`). The attribution of every kernel, memcpy and memset to the NVTX ranges open on its launching thread is DuckDB SQL, the files of
-``ingest/nsys/`` run in this order (:func:`attribute`):
+the rest of the ingest (:data:`MEMORY_LIMIT`). The attribution of every kernel, memcpy and memset to the NVTX
+ranges open on its launching thread is DuckDB SQL, the files of ``ingest/nsys/`` run in this order
+(:func:`attribute`):
 
 - ``macros``: NVTX event types by name, range names;
 - ``ops`` (needs the kernel table): GPU operations in start order; ``launches`` (the API tables): their launch calls;
