@@ -24,9 +24,9 @@ import pyarrow as pa
 
 from rooflake.ingest import nsys_sqlite
 from rooflake.ingest.messages import first_line, shown, utf8_named
-from rooflake.ingest.nsys_export import META_COLS, META_TABLES, POSITIONED, SOURCES, lacking, quoted
+from rooflake.ingest.nsys_export import META_COLS, META_TABLES, SOURCES, lacking, quoted
 from rooflake.schema import InputError
-from rooflake.schema.duck import sql_literal, sql_template
+from rooflake.schema.duck import sql_template
 
 PKG = "rooflake.ingest"
 FORMAT = "nsys-parquetdir"
@@ -177,23 +177,11 @@ class ParquetSources:
 
     def __init__(self, con: Any, folder: Path, tables: dict[str, dict[str, str] | None]) -> None:
         self.present: dict[str, bool] = {}
-        con.register("no_source_arrow", pa.table({"_": pa.nulls(0)}))
         for name, (table, cols) in SOURCES.items():
             present = tables.get(table)
             self.present[name] = present is not None
-            columns = select_list(present, cols)
-            if name in POSITIONED:  # the row's position last, as in the SQLite reader's views
-                columns += (
-                    ", a.file_row_number AS src_pos" if present is not None else ", NULL::BIGINT AS src_pos"
-                )
-            if present is None:
-                view = sql_template(
-                    PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns
-                )
-            else:
-                file = sql_literal(str((folder / f"{table}{SUFFIX}").absolute()), pa.string())
-                view = sql_template(PKG, "nsys/parquet_view.sql", view=name, file=file, columns=columns)
-            con.execute(view)
+            file = (folder / f"{table}{SUFFIX}").absolute() if present is not None else None
+            nsys_sqlite.source_view(con, name, select_list(present, cols), file)
 
     def need(self, name: str) -> None:
         """Nothing to wait for: every view exists from the start."""

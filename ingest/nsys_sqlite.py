@@ -80,25 +80,13 @@ class _Sources:
     ) -> None:
         self.con, self.late, self.folder = con, late, Path(folder)
         self.present: dict[str, bool] = {}  # source -> whether the export has its table
-        con.register("no_source_arrow", _NO_SOURCE)
-        for name, loaded in load(path, names, self.folder).items():
-            self._view(name, *loaded)
+        for name, (columns, present) in load(path, names, self.folder).items():
+            self._view(name, columns, present)
 
     def _view(self, name: str, columns: str, present: bool) -> None:
-        """The view of source ``name``: its select list ``columns`` over its file, or over an empty placeholder
-        when the export lacks the table (``present`` false: every column NULL)."""
+        """The view of source ``name`` as :func:`load` wrote it (:func:`source_view`)."""
         self.present[name] = present
-        if name in POSITIONED:
-            columns += ", a.file_row_number AS src_pos" if present else ", NULL::BIGINT AS src_pos"
-        if present:
-            file = sql_literal(str(self.folder / f"{name}{SUFFIX}"), pa.string())
-            self.con.execute(
-                sql_template(PKG, "nsys/parquet_view.sql", view=name, file=file, columns=columns)
-            )
-        else:
-            self.con.execute(
-                sql_template(PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns)
-            )
+        source_view(self.con, name, columns, self.folder / f"{name}{SUFFIX}" if present else None)
 
     def need(self, name: str) -> None:
         """Wait for source ``name`` if it is still being written, and make its view. Raises :class:`InputError`
@@ -155,6 +143,24 @@ def load(path: Path, names: list[str], folder: Path) -> dict[str, Loaded]:
         db.close()
 
 
+def source_view(con: Any, name: str, columns: str, file: Path | None) -> None:
+    """Make the view of source ``name`` (:data:`rooflake.ingest.nsys_export.SOURCES`), for both readers: the
+    typed select list ``columns`` (alias ``a``) over the Parquet file ``file`` (``nsys/parquet_view.sql``), or,
+    when ``file`` is None (the export lacks the table; ``columns`` then types NULLs), over an empty placeholder
+    (``nsys/source_view.sql``). A source of :data:`POSITIONED` ends with ``src_pos``: the row's position in the
+    file (``file_row_number``, 0-based), NULL in the placeholder."""
+    if name in POSITIONED:
+        columns += ", a.file_row_number AS src_pos" if file is not None else ", NULL::BIGINT AS src_pos"
+    if file is None:
+        con.register("no_source_arrow", _NO_SOURCE)
+        con.execute(
+            sql_template(PKG, "nsys/source_view.sql", view=name, arrow="no_source_arrow", columns=columns)
+        )
+    else:
+        path = sql_literal(str(file), pa.string())
+        con.execute(sql_template(PKG, "nsys/parquet_view.sql", view=name, file=path, columns=columns))
+
+
 _NO_SOURCE = pa.table({"_": pa.nulls(0)})
 
 
@@ -195,6 +201,11 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
             con.close()
 
 
+def _threads() -> int:
+    """DuckDB's threads for the attribution: :data:`MAX_THREADS`, or fewer on fewer cores."""
+    return min(MAX_THREADS, os.cpu_count() or 1)
+
+
 def connect(spill: str) -> Any:
     """A DuckDB connection for one export's attribution, spilling to the directory ``spill`` beyond
     :data:`MEMORY_LIMIT` (shared by the SQLite and the Parquet reader, :mod:`rooflake.ingest.nsys_parquet`), with
@@ -204,7 +215,7 @@ def connect(spill: str) -> Any:
 
     con = duck_connect(
         config={
-            "threads": min(MAX_THREADS, os.cpu_count() or 1),
+            "threads": _threads(),
             "preserve_insertion_order": False,
             "temp_directory": spill,
             "memory_limit": MEMORY_LIMIT,
@@ -303,7 +314,7 @@ def outputs(con: Any, meta: dict[str, str], src: SourceViews, run_id: str) -> di
     :func:`open_export`), after :func:`attribute` on the same connection, whose DuckDB threads are then at most
     :data:`WRITE_THREADS` (``nsys/write_threads.sql``)."""
     sqlscript.run(con, "nsys/output.sql")
-    sqlscript.run(con, "nsys/write_threads.sql", threads=min(WRITE_THREADS, MAX_THREADS, os.cpu_count() or 1))
+    sqlscript.run(con, "nsys/write_threads.sql", threads=min(WRITE_THREADS, _threads()))
     summary = sqlscript.run(con, "nsys/summary.sql")
     names = [d[0] for d in summary.description]
     (row,) = summary.fetchall()  # fetchall: DuckDB refuses other work on a connection with rows left unread
