@@ -53,22 +53,26 @@ def measure(
 ) -> None:
     """Measure GEMM FLOP/s per dtype and copy bandwidth (DRAM-sized and cache-resident; on a GPU also the launch
     overhead) with torch, write them to a JSON file and ingest it: ceilings with source 'measured', the method and
-    the date. Prints one line per ceiling and the run id."""
+    the date. On a GPU the GEMM ceilings are named by the roof they run on (TENSOR BF16, ...) and the run is
+    labelled gpu=DEVICE NAME (unless -l gpu=/machine= is given), so that GPU's reports find them. Prints one line
+    per ceiling and the run id."""
     counts = _threads(threads)
     labels = parse_labels(label)
     out = output or Path(f"rl-ceilings-{device.value}-{datetime.now():%Y%m%d-%H%M%S}.json")
     result = _measure_and_ingest(device.value, counts, out, labels, store)
+    width = max([6, *(len(row["ceiling"]) for row in result["ceilings"])])
     for row in result["ceilings"]:
         value = row["value"] / (1e9 if row["unit"] != "s" else 1e-6)
         unit = {"FLOP/s": "GFLOP/s", "byte/s": "GB/s", "s": "µs"}[row["unit"]]
-        typer.echo(f"{row['ceiling']:<6} {value:>10.2f} {unit:<8} {row['source_name']}")
+        typer.echo(f"{row['ceiling']:<{width}} {value:>10.2f} {unit:<8} {row['source_name']}")
     typer.echo(f"{result['status']}  {result['run_id']}  {out}")
 
 
 def _measure_and_ingest(
     device: str, threads: list[int], out: Path, labels: dict[str, str], store: str | None
 ) -> dict[str, Any]:
-    """:func:`rooflake.instrument.ceilings.measure`, written to ``out`` and ingested with the labels and env.*."""
+    """:func:`rooflake.instrument.ceilings.measure`, written to ``out`` and ingested with the labels, env.* and, for
+    a GPU, ``gpu`` = its name when the labels name neither ``gpu`` nor ``machine``."""
     import sys
 
     from rooflake.instrument.ceilings import measure as measure_ceilings
@@ -77,5 +81,7 @@ def _measure_and_ingest(
     from rooflake.pipeline import ingest_file
 
     doc = measure_ceilings(device, threads, argv=["rl", *sys.argv[1:]])
-    res = ingest_file(write(doc, out), store, {**env_labels(environment()), **labels})
+    # a GPU's ceilings join that GPU's runs through the label gpu=NAME (views.ceilings), unless the user named one
+    named = {"gpu": doc["gpu"]} if doc.get("gpu") and not {"gpu", "machine"} & labels.keys() else {}
+    res = ingest_file(write(doc, out), store, {**env_labels(environment()), **named, **labels})
     return {"ceilings": doc["ceilings"], "run_id": res.run_id, "status": res.status}

@@ -7,11 +7,18 @@ Every value is the best (shortest) of several timed repetitions after a warm-up,
   CPU: fp64, fp32, bf16 (where it runs) at each thread count (``torch.set_num_threads``), the higher of
   ``torch.mm`` (BLAS) and a 3×3 ``conv2d`` (oneDNN; FLOP/s = 2·N·K·C·R·S·P·Q / t), because torch's BLAS can take a
   slow path (MKL on AMD CPUs) while the convolutions of a CNN run on oneDNN; GPU: fp64, fp32, tf32
-  (fp32 with ``allow_tf32``), fp16, bf16 and fp8 (``torch._scaled_mm``, CC ≥ 8.9) where supported.
+  (fp32 with ``allow_tf32``), fp16, bf16 and fp8 (``torch._scaled_mm``, CC ≥ 8.9) where supported. On a GPU each
+  GEMM ceiling is named by the roof cuBLAS reaches it on (:func:`gpu_ceiling`): ``TENSOR FP16``, ``TENSOR BF16``,
+  ``TENSOR TF32``, ``TENSOR FP8`` and, on GPUs with FP64 Tensor Cores, ``TENSOR FP64`` — the names of the report's
+  and the datasheet's Tensor-Core roofs, which they are compared with — and ``FP32`` (no TF32: plain FFMA). An
+  H100 measured 755 TFLOP/s in fp16 and 61 in fp64: named ``FP16`` and ``FP64`` they stood beside the report's
+  non-tensor pipes (121 and 30 TFLOP/s) as 6.2× and 2.0× those peaks.
 - bandwidth: ``dst.copy_(src)``; byte/s = 2·nbytes / t (one read and one write of the buffer, STREAM's "Copy"
   convention; a write-allocate read is not counted). ``DRAM``: buffers ≥ 4× the last-level cache (CPU) or 1 GiB
   (GPU, device-to-device); ``L2``: buffers that stay in L2 (CPU: half of each core's L2 per thread; GPU: a quarter
-  of the L2), copied back to back.
+  of the L2), copied back to back. On a GPU the L2 copies are replayed from a CUDA graph: launched one by one from
+  Python, a copy of a few MB finishes faster than the host launches the next (measured on an H100: 2.6 TB/s,
+  below its DRAM copy), so the figure would be the launch rate, not the cache's bandwidth.
 - launch overhead ``t_o`` (GPU, the time-based roofline's floor, Wang et al. arXiv 2009.04598): wall time of N
   back-to-back one-element ``add_`` launches / N, synchronized once at the end (PyTorch eager's per-kernel floor).
 
@@ -37,6 +44,8 @@ FORMAT_VERSION = 1
 CPU_DTYPES = ("fp64", "fp32", "bf16")
 GPU_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
 CEILING_OF = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16", "fp8": "FP8"}
+# GPUs with FP64 Tensor Cores (DMMA; cuBLAS runs DGEMM on them): GA100, GH100, GB100 (the architecture whitepapers)
+FP64_TENSOR_CC = ((8, 0), (9, 0), (10, 0))
 GEMM_FORMULA = (
     "best of {reps} torch.mm of n x n {dtype} matrices (n = {n}) after a warm-up; FLOP/s = 2 n^3 / t"
 )
@@ -117,10 +126,37 @@ def _row(
     }
 
 
+def gpu_ceiling(dtype: str, capability: tuple[int, int], name: str) -> str | None:
+    """The ceiling a ``torch.mm`` of ``dtype`` measures on a GPU of this compute capability and device name: the
+    Tensor-Core roof where cuBLAS runs the GEMM on Tensor Cores (fp16 from Volta, CC 7.0, but not on a GTX 16xx,
+    whose TU116/TU117 have none; bf16 and tf32 from Ampere, CC 8.0; fp8 from CC 8.9; fp64 on :data:`FP64_TENSOR_CC`),
+    else the pipe of that precision (``FP16``, ``BF16``, ``FP64``, ``FP32``). None for tf32 before Ampere, where
+    ``allow_tf32`` changes nothing and the GEMM would measure FP32 again, and for fp8 before CC 8.9 (no fp8 GEMM)."""
+    tensor_cores = capability >= (7, 0) and "GTX 16" not in name
+    tensor = {
+        "fp16": tensor_cores,
+        "bf16": tensor_cores and capability >= (8, 0),
+        "tf32": tensor_cores and capability >= (8, 0),
+        "fp8": tensor_cores and capability >= (8, 9),
+        "fp64": capability in FP64_TENSOR_CC,
+    }.get(dtype, False)
+    if dtype in ("tf32", "fp8") and not tensor:
+        return None
+    return f"TENSOR {CEILING_OF[dtype]}" if tensor else CEILING_OF[dtype]
+
+
 def gemm_row(
-    torch: Any, dtype: str, n: int, key: str, *, device: str = "cpu", **details: Any
+    torch: Any,
+    dtype: str,
+    n: int,
+    key: str,
+    *,
+    device: str = "cpu",
+    ceiling: str | None = None,
+    **details: Any,
 ) -> dict[str, Any] | None:
-    """One GEMM ceiling (see the module docstring); None when torch cannot multiply ``dtype`` on ``device``."""
+    """One GEMM ceiling (see the module docstring), named ``ceiling`` (default: the pipe of ``dtype``, e.g. BF16);
+    None when torch cannot multiply ``dtype`` on ``device``."""
     tdtype = {"fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32}.get(dtype)
     tdtype = tdtype or {"fp16": torch.float16, "bf16": torch.bfloat16}.get(dtype)
     if tdtype is None:
@@ -136,7 +172,13 @@ def gemm_row(
     method = GEMM_FORMULA.format(reps=reps, dtype=dtype, n=n)
     name = f"torch.mm {dtype} n={n}" + (f", {details['threads']} threads" if "threads" in details else "")
     return _row(
-        CEILING_OF[dtype], "compute", 2.0 * n**3 / t, key, method, name, {**details, "n": n, "best_s": t}
+        ceiling or CEILING_OF[dtype],
+        "compute",
+        2.0 * n**3 / t,
+        key,
+        method,
+        name,
+        {**details, "n": n, "best_s": t},
     )
 
 
@@ -208,6 +250,32 @@ def copy_row(
     return _row(ceiling, "bandwidth", 2.0 * n * 4 * inner / t, key, method, name, {**details, "bytes": n * 4})
 
 
+def graph_copy_row(
+    torch: Any, ceiling: str, nbytes: int, key: str, where: str, copies: int = 256
+) -> dict[str, Any]:
+    """A GPU copy-bandwidth ceiling of two ``nbytes`` float32 buffers, ``copies`` back-to-back ``copy_`` kernels
+    captured in one CUDA graph and timed per replay (best of the budget), so the GPU runs the copies with no host
+    launch between them. byte/s = 2 · nbytes · copies / t (STREAM Copy, as :func:`copy_row`)."""
+    n = max(nbytes // 4, 1)
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    side = torch.cuda.Stream()  # warm-up off the default stream before capture, as torch.cuda.graphs asks
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        dst.copy_(src)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(copies):
+            dst.copy_(src)
+    t, reps = best_time(graph.replay, sync=torch.cuda.synchronize)
+    method = COPY_FORMULA.format(reps=reps, nbytes=n * 4, where=where)
+    method += f"; {copies} copies per timing, replayed from one CUDA graph"
+    name = f"copy_ {n * 4} B ({where}, CUDA graph)"
+    details = {"bytes": n * 4, "copies": copies, "best_s": t}
+    return _row(ceiling, "bandwidth", 2.0 * n * 4 * copies / t, key, method, name, details)
+
+
 def measure_cpu(
     threads: list[int] | tuple[int, ...] = (1, 2), dtypes: tuple[str, ...] = CPU_DTYPES, n: int = 1024
 ) -> list[dict[str, Any]]:
@@ -271,7 +339,13 @@ def _fp8_row(torch: Any, n: int, key: str) -> dict[str, Any] | None:
         return None
     method = GEMM_FORMULA.format(reps=reps, dtype="fp8 e4m3 (torch._scaled_mm)", n=n)
     return _row(
-        "FP8", "compute", 2.0 * n**3 / t, key, method, f"torch._scaled_mm fp8 n={n}", {"n": n, "best_s": t}
+        "TENSOR FP8",
+        "compute",
+        2.0 * n**3 / t,
+        key,
+        method,
+        f"torch._scaled_mm fp8 n={n}",
+        {"n": n, "best_s": t},
     )
 
 
@@ -301,19 +375,22 @@ def measure_gpu(dtypes: tuple[str, ...] = GPU_DTYPES, n: int = 8192) -> list[dic
     tf32 = torch.backends.cuda.matmul.allow_tf32
     try:
         for dtype in dtypes:
+            ceiling = gpu_ceiling(dtype, (props.major, props.minor), props.name)
+            if ceiling is None:
+                continue
             torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
             size = n // 2 if dtype == "fp64" else n
             row = (
                 _fp8_row(torch, size, key)
                 if dtype == "fp8"
-                else gemm_row(torch, dtype, size, key, device="cuda")
+                else gemm_row(torch, dtype, size, key, device="cuda", ceiling=ceiling)
             )
             rows += [row] if row else []
     finally:
         torch.backends.cuda.matmul.allow_tf32 = tf32
     rows.append(copy_row(torch, "DRAM", 1 << 30, key, "device-to-device, 1 GiB", device="cuda"))
     l2 = getattr(props, "L2_cache_size", 0) or (40 << 20)
-    rows.append(copy_row(torch, "L2", l2 // 4, key, "L2-resident", device="cuda"))
+    rows.append(graph_copy_row(torch, "L2", l2 // 4, key, "L2-resident"))
     rows.append(launch_overhead_row(torch, key))
     return rows
 
@@ -322,8 +399,10 @@ def measure(
     device: str = "cpu", threads: list[int] | tuple[int, ...] = (1, 2), argv: list[str] | None = None
 ) -> dict[str, Any]:
     """The measured-ceilings document of this machine: ``{"rooflake_measured_ceilings": 1, "measured_at": ISO-8601
-    UTC, "device": cpu|cuda, "host", "cpu", "caches": {level: bytes}, "torch", "command_line", "ceilings": [row]}``,
-    each row ``{ceiling (FP64, FP32, BF16, TF32, FP16, FP8, DRAM, L2, LAUNCH), kind (compute | bandwidth | latency),
+    UTC, "device": cpu|cuda, "host", "cpu", "caches": {level: bytes}, "torch", "gpu" (torch's name of device 0;
+    None on a CPU), "command_line", "ceilings": [row]}``,
+    each row ``{ceiling (CPU: FP64, FP32, BF16; GPU: :func:`gpu_ceiling`'s names; DRAM, L2, LAUNCH),
+    kind (compute | bandwidth | latency),
     value (FLOP/s, byte/s or s), unit, machine_key, method (how it was measured: the formula), source_name, details
     (threads, sizes, best time in s)}``. Raises :class:`UsageError` for an unknown device and
     :class:`ToolMissingError` (no torch; ``cuda`` without a usable GPU, with the reason)."""
@@ -339,6 +418,7 @@ def measure(
         "cpu": cpu_model(),
         "caches": cpu_caches(),
         "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
         "command_line": " ".join(argv) if argv else None,
         "ceilings": rows,
     }

@@ -169,6 +169,43 @@ def test_gpu_path() -> None:
         assert r.exit_code == 1 and r.stderr.startswith(f"Error: cannot measure GPU ceilings: {reason}")
         pytest.skip(f"GPU ceilings not measured: {reason}")
     got = {r["ceiling"]: r for r in ceil.measure_gpu()}
-    assert {"FP32", "FP16", "DRAM", "L2", "LAUNCH"} <= set(got)
+    assert {"FP32", "TENSOR FP16", "DRAM", "L2", "LAUNCH"} <= set(got)
     assert got["L2"]["value"] > got["DRAM"]["value"] and 1e-7 < got["LAUNCH"]["value"] < 1e-3
-    assert got["FP16"]["value"] > got["FP32"]["value"]  # tensor cores
+    assert got["TENSOR FP16"]["value"] > got["FP32"]["value"]
+
+
+@pytest.mark.parametrize(
+    ("capability", "name", "expected"),
+    [
+        # V100: FP16 Tensor Cores only; bf16 runs on the FP32 pipe, tf32 does not exist
+        (
+            (7, 0),
+            "Tesla V100-SXM2-16GB",
+            {"fp64": "FP64", "fp16": "TENSOR FP16", "bf16": "BF16", "tf32": None},
+        ),
+        # GTX 16xx (TU116): CC 7.5 without Tensor Cores
+        ((7, 5), "NVIDIA GeForce GTX 1660 SUPER", {"fp16": "FP16", "tf32": None}),
+        ((7, 5), "Tesla T4", {"fp16": "TENSOR FP16", "bf16": "BF16"}),
+        # A100 and H100: FP64 Tensor Cores too; an A10 (GA102, CC 8.6) has none
+        (
+            (8, 0),
+            "NVIDIA A100-SXM4-40GB",
+            {"fp64": "TENSOR FP64", "tf32": "TENSOR TF32", "bf16": "TENSOR BF16"},
+        ),
+        ((8, 6), "NVIDIA A10G", {"fp64": "FP64", "tf32": "TENSOR TF32", "fp8": None}),
+        ((8, 9), "NVIDIA L4", {"fp8": "TENSOR FP8", "fp64": "FP64"}),
+        (
+            (9, 0),
+            "NVIDIA H100 80GB HBM3",
+            {"fp64": "TENSOR FP64", "fp16": "TENSOR FP16", "fp8": "TENSOR FP8"},
+        ),
+    ],
+)
+def test_gpu_gemm_ceilings_are_named_by_the_roof_they_run_on(
+    capability: tuple[int, int], name: str, expected: dict[str, str | None]
+) -> None:
+    """A GPU's GEMM ceiling stands beside the report's and the datasheet's roof of the same name: a Tensor-Core
+    GEMM is a TENSOR roof, never the non-tensor pipe of its precision (tests/data/gpu: an H100's fp16 GEMM at
+    755 TFLOP/s beside a 121 TFLOP/s FP16 pipe). FP32 (no TF32) is the FFMA pipe everywhere."""
+    for dtype, ceiling in {"fp32": "FP32", **expected}.items():
+        assert ceil.gpu_ceiling(dtype, capability, name) == ceiling, (dtype, capability, name)

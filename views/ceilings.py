@@ -105,7 +105,7 @@ _HINTS = {
     "report": "its profile holds no peak_sustained metrics (profile with `ncu --set roofline`)",
     "datasheet": "the datasheet catalog (rooflake.schema.datasheets) has no entry matching its GPU name",
     "ert": "ingest an ERT roofline.json with `--label machine=NAME` or `--label gpu=NAME` naming this GPU",
-    "measured": "run `rl ceilings measure --label gpu=NAME` on the machine",
+    "measured": "run `rl ceilings measure --device cuda` on that GPU (it labels the run gpu=NAME)",
 }
 
 
