@@ -4,17 +4,21 @@ Data (reviewed by hand, shipped in the package):
 - ``datasheet_gpus.csv``: one row per GPU model: ``gpu`` (catalog key), ``match`` (regular expression over the
   normalised device name, see :func:`normalise`), ``compute_capability``, ``architecture``, ``source_url``, ``note``.
 - ``datasheets.csv``: one row per number: ``gpu``, ``quantity`` (a rooflake ceiling name — ``FP64``, ``FP32``,
-  ``TENSOR <SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``, ``BASE_CLOCK``,
-  ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4 sparsity), ``value`` and ``unit`` (as
-  published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis`` (``dense`` as printed; ``sparse/2`` where
+  ``TENSOR <SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``,
+  ``TENSOR_BOOST_CLOCK``, ``BASE_CLOCK``, ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4
+  sparsity), ``value`` and ``unit`` (as published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis``
+  (``dense`` as printed; ``sparse/2`` where
   the datasheet prints only the sparse rate and its footnote says dense is half; ``derived`` for a number computed
   from published ones, the formula in ``note``; ``third-party`` where no NVIDIA document was checked: a review, or
   the driver's ``device__attribute_*`` in a public ncu report of that GPU), ``source_url``, ``checked_in`` (the
   page the number was checked against during review), ``note``.
 
-Tensor-Core roofs are the dense rates. Compute peaks hold at the boost clock (``BOOST_CLOCK``): a report's peak
-at its own (ncu-locked base) clock relates to them by the ratio of the clocks. Cells that could not be sourced
-are absent, never guessed.
+Tensor-Core roofs are the dense rates. Compute peaks hold at the boost clock (``BOOST_CLOCK``), except where NVIDIA
+quotes the low-precision Tensor-Core rates (every ``TENSOR <SRC>`` but FP64) at a lower clock,
+``TENSOR_BOOST_CLOCK`` (H100 SXM5: 1830 MHz, 989.5 TFLOP/s dense BF16 = 132 SMs x 4096 FLOP/clk x 1.83 GHz, while
+FP32 and FP64 hold at 1980 MHz; an H100's own ncu report, tests/data/gpu, gives 540,672 FLOP/clk, so the per-clock
+rates agree only at 1.83 GHz). A report's peak at its own clock relates to them by the ratio of the clocks.
+Cells that could not be sourced are absent, never guessed.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ UNITS: dict[str, tuple[str, Decimal]] = {
     "byte": ("byte", Decimal(1)),
     "count": ("count", Decimal(1)),
 }
-PROPERTIES = ("SM_COUNT", "L2_BYTES", "BOOST_CLOCK", "BASE_CLOCK", "MEMORY_CLOCK")
+PROPERTIES = ("SM_COUNT", "L2_BYTES", "BOOST_CLOCK", "TENSOR_BOOST_CLOCK", "BASE_CLOCK", "MEMORY_CLOCK")
 _DROP_WORDS = {"nvidia", "tesla", "geforce"}
 
 
@@ -126,18 +130,29 @@ def candidates(text: str) -> list[str]:
     return [g["gpu"] for g in gpus() if norm and (norm in normalise(g["gpu"]) or norm in g["match"])]
 
 
+def _clock(row: dict[str, Any], boost: dict[str, Any], tensor_boost: dict[str, Any]) -> Any:
+    """The clock (Hz) a catalog compute peak holds at: the Tensor-Core boost clock for a low-precision
+    ``TENSOR <SRC>`` row of a GPU that has one (module docstring), else the boost clock; None without either."""
+    low_precision_tensor = row["quantity"].startswith("TENSOR ") and row["quantity"] != "TENSOR FP64"
+    if low_precision_tensor and row["gpu"] in tensor_boost:
+        return tensor_boost[row["gpu"]]
+    return boost.get(row["gpu"])
+
+
 @lru_cache(maxsize=1)
 def ceilings() -> pa.Table:
     """The catalog's ceilings, one row per GPU x ceiling (properties excluded).
 
     Columns: gpu, compute_capability, ceiling (FP64, FP32, TENSOR <SRC> as ncu's roofs name the source type, DRAM), kind (compute | bandwidth), value
-    (FLOP/s, op/s or byte/s; dense), unit, clock_hz (the boost clock compute peaks hold at; NULL for DRAM and where
-    the boost clock is not in the catalog), formula ("datasheet: <published> [<unit>], <basis>"), source
+    (FLOP/s, op/s or byte/s; dense), unit, clock_hz (the boost clock compute peaks hold at: ``TENSOR_BOOST_CLOCK``
+    for the low-precision Tensor-Core rows where the catalog has one, else ``BOOST_CLOCK``; NULL for DRAM and where
+    the catalog has no clock), formula ("datasheet: <published> [<unit>], <basis>"), source
     ('datasheet'), source_name (the published text), details (JSON: source_url, checked_in, basis, note).
     """
     nums = numbers().to_pylist()
     cc = {g["gpu"]: g["compute_capability"] for g in gpus()}
     boost = {r["gpu"]: r["value"] for r in nums if r["quantity"] == "BOOST_CLOCK"}
+    tensor_boost = {r["gpu"]: r["value"] for r in nums if r["quantity"] == "TENSOR_BOOST_CLOCK"}
     out: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -166,7 +181,7 @@ def ceilings() -> pa.Table:
             "kind": kind,
             "value": r["value"],
             "unit": r["unit"],
-            "clock_hz": boost.get(r["gpu"]) if kind == "compute" else None,
+            "clock_hz": _clock(r, boost, tensor_boost) if kind == "compute" else None,
             "formula": f"datasheet: {r['published']} [{r['published_unit']}], {r['basis']}",
             "source": "datasheet",
             "source_name": r["published"],
