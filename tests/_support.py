@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,88 @@ def api_values(path: Path) -> list[list]:
         [sys.executable, "-c", _API_DUMP, str(path)], capture_output=True, text=True, check=True
     )
     return json.loads(out.stdout)
+
+
+# columns of NVIDIA's CSV export that describe the launch rather than name a metric
+NON_METRIC = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+    "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+}
+# launch columns Nsight Compute 2025 prints before the metrics, and the kernels column(s) each one must equal
+LAUNCH = {
+    "Block Size": "'(' || block_x || ', ' || block_y || ', ' || block_z || ')'",
+    "Grid Size": "'(' || grid_x || ', ' || grid_y || ', ' || grid_z || ')'",
+    "Device": "device_id::VARCHAR",
+    "CC": "compute_capability",
+}
+# Nsight Compute 2025 prints some derived__ values with thousands separators (16,896) even with base units
+GROUPED_RE = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?")
+INT_RE = re.compile(r"-?\d+")
+DEC_RE = re.compile(r"-?\d+\.\d+")
+
+
+def assert_store_equals_ncu_csv(con: Any, run: str, rows: list[list[str]]) -> None:
+    """Every metric value of run ``run`` in the store (DuckDB connection ``con``) equals NVIDIA's own export of the
+    report, ``rows`` of ``ncu --import X --csv --page raw --print-units base`` (header, units, one row per kernel).
+    The CSV prints integers exactly and rounds other numbers to two decimals: values compare to the printed
+    precision. The launch columns newer versions print (block and grid size, device, CC) equal the kernels row."""
+    header, body = rows[0], rows[2:]
+    stored: dict[tuple[int, str], tuple] = {
+        (k, n): (d, s, u, inst)
+        for k, n, d, s, u, inst in con.execute(
+            "SELECT kernel_id, metric_name, value_double, value_string, value_uint64, "
+            "coalesce(len(instance_values), len(instance_strings), 0) FROM metrics WHERE run_id = ?",
+            [run],
+        ).fetchall()
+    }
+    n_kernels = con.execute("SELECT count(*) FROM kernels WHERE run_id = ?", [run]).fetchone()[0]
+    assert n_kernels == len(body)
+    launch = [h for h in header if h in LAUNCH]
+    if launch:
+        sql = f"SELECT kernel_id, {', '.join(LAUNCH[h] for h in launch)} FROM kernels WHERE run_id = ?"
+        kernels = {r[0]: list(r[1:]) for r in con.execute(sql, [run]).fetchall()}
+        for row in body:
+            want = [row[header.index(h)] for h in launch]
+            assert kernels[int(row[header.index("ID")])] == want, (row[header.index("ID")], launch, want)
+    metric_cols = [(i, h) for i, h in enumerate(header) if h not in NON_METRIC and h not in LAUNCH]
+    compared = {"int": 0, "dec": 0, "str": 0, "empty": 0}
+    for row in body:
+        kid = int(row[header.index("ID")])
+        for i, name in metric_cols:
+            assert (kid, name) in stored, f"kernel {kid}: metric {name} of the CSV is missing from the store"
+            d, s, u, inst = stored[(kid, name)]
+            text = row[i].replace(",", "") if GROUPED_RE.fullmatch(row[i]) else row[i]
+            if INT_RE.fullmatch(text) and s is None:
+                if u is not None:
+                    assert u == int(text), (kid, name, u, text)
+                else:
+                    assert d is not None and d == int(text), (kid, name, d, text)
+                compared["int"] += 1
+            elif DEC_RE.fullmatch(text) and s is None:
+                decimals = len(text.split(".")[1])
+                assert d is not None and math.isclose(
+                    d, float(text), rel_tol=1e-12, abs_tol=0.5 * 10**-decimals + 1e-9
+                ), (
+                    kid,
+                    name,
+                    d,
+                    text,
+                )
+                compared["dec"] += 1
+            elif text in ("", "no data", "n/a"):
+                # instanced metrics and metrics without a value (kind 0) print nothing or 'no data'
+                assert inst > 0 or (d is None and s is None), (kid, name, d, s, text)
+                compared["empty"] += 1
+            else:
+                # string metrics; ncu may print a shortened enum (cudaFuncCachePreferNone -> CachePreferNone)
+                assert s is not None and (s == text or s.endswith(text)), (kid, name, s, text)
+                compared["str"] += 1
+    assert compared["int"] + compared["dec"] > 100 * len(body) * 0.5

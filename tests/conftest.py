@@ -17,6 +17,7 @@ FIXTURE_FREE = {
     "test_cpu_e2e.py",
     "test_datasheet.py",
     "test_estimate.py",
+    "test_gpu_h100.py",
     "test_html_escape.py",
     "test_instrument_annotate.py",
     "test_instrument_ceilings.py",

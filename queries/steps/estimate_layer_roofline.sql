@@ -14,8 +14,9 @@
 -- FP32; fp16 | bf16 | fp8 on a GPU with Tensor Cores (a GPU run, runs.compute_capability >= 7.0, not a GTX 16xx:
 -- Turing's TU116/TU117 have none) the dense Tensor-Core roof of that source type, as kernel_roofs names it (`TENSOR
 -- FP16→FP32`: ncu's FP32-accumulate peak, what PyTorch's GEMMs use) or as the datasheet does (`TENSOR FP16`;
--- chosen_kernel_roofs pairs them the same way), else the GEMM ceiling `rl ceilings measure` measured on that GPU
--- (`FP16`, source measured: its GEMMs run on the Tensor Cores); without Tensor Cores (a CPU, or a GPU without) the
+-- chosen_kernel_roofs pairs them the same way, and `rl ceilings measure --device cuda` names its GEMM ceilings so),
+-- else a measured GEMM ceiling under the bare name (`FP16`, source measured: how files measured before the TENSOR
+-- names stored it; its GEMMs ran on the Tensor Cores); without Tensor Cores (a CPU, or a GPU without) the
 -- pipe of that precision (FP16, BF16, FP8). Where that roof is missing, peak, attainable and bound are NULL and
 -- peak_reason says why: never another precision's roof. The compulsory bytes (every input, weight and output once)
 -- are a lower bound of the traffic at any level, so they stand at the level(s) drawn ($level: l1 | l2 | dram | all)
