@@ -400,11 +400,10 @@ def measure(
 ) -> dict[str, Any]:
     """The measured-ceilings document of this machine: ``{"rooflake_measured_ceilings": 1, "measured_at": ISO-8601
     UTC, "device": cpu|cuda, "host", "cpu", "caches": {level: bytes}, "torch", "gpu" (torch's name of device 0;
-    None on a CPU), "command_line", "ceilings": [row]}``,
-    each row ``{ceiling (CPU: FP64, FP32, BF16; GPU: :func:`gpu_ceiling`'s names; DRAM, L2, LAUNCH),
-    kind (compute | bandwidth | latency),
-    value (FLOP/s, byte/s or s), unit, machine_key, method (how it was measured: the formula), source_name, details
-    (threads, sizes, best time in s)}``. Raises :class:`UsageError` for an unknown device and
+    None on a CPU), "command_line", "ceilings": [row]}``, each row ``{ceiling (CPU: FP64, FP32, BF16; GPU: the
+    names :func:`gpu_ceiling` gives; DRAM, L2, LAUNCH), kind (compute | bandwidth | latency), value (FLOP/s,
+    byte/s or s), unit, machine_key, method (how it was measured: the formula), source_name, details (threads,
+    sizes, best time in s)}``. Raises :class:`UsageError` for an unknown device and
     :class:`ToolMissingError` (no torch; ``cuda`` without a usable GPU, with the reason)."""
     if device not in ("cpu", "cuda"):
         raise UsageError(f"--device {device!r}: cpu or cuda")

@@ -7,11 +7,10 @@ Data (reviewed by hand, shipped in the package):
   ``TENSOR <SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``,
   ``TENSOR_BOOST_CLOCK``, ``BASE_CLOCK``, ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4
   sparsity), ``value`` and ``unit`` (as published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis``
-  (``dense`` as printed; ``sparse/2`` where
-  the datasheet prints only the sparse rate and its footnote says dense is half; ``derived`` for a number computed
-  from published ones, the formula in ``note``; ``third-party`` where no NVIDIA document was checked: a review, or
-  the driver's ``device__attribute_*`` in a public ncu report of that GPU), ``source_url``, ``checked_in`` (the
-  page the number was checked against during review), ``note``.
+  (``dense`` as printed; ``sparse/2`` where the datasheet prints only the sparse rate and its footnote says dense
+  is half; ``derived`` for a number computed from published ones, the formula in ``note``; ``third-party`` where no
+  NVIDIA document was checked: a review, or the driver's ``device__attribute_*`` in a public ncu report of that
+  GPU), ``source_url``, ``checked_in`` (the page the number was checked against during review), ``note``.
 
 Tensor-Core roofs are the dense rates. Compute peaks hold at the boost clock (``BOOST_CLOCK``), except where NVIDIA
 quotes the low-precision Tensor-Core rates (every ``TENSOR <SRC>`` but FP64) at a lower clock,

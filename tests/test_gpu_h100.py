@@ -17,6 +17,7 @@ import importlib.util
 import json
 import lzma
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from typer.testing import CliRunner
@@ -29,7 +30,7 @@ from rooflake.store import Store
 from _support import ROOT, assert_store_equals_ncu_csv
 
 GPU = ROOT / "tests" / "data" / "gpu"
-REPORTS = ("block_fwd", "cnn_fwd")
+REPORTS = ("block_fwd", "cnn_fwd", "block_train")
 DOC = json.loads((GPU / "ceilings_cuda.json").read_text())
 
 
@@ -79,7 +80,7 @@ def test_kernels_sit_in_the_annotated_layers(h100: tuple[Path, dict[str, str]]) 
     assert cnn == ["conv1", "bn1", "pool", "conv2", "bn2", "pool", "conv3", "pool", "fc"]
 
 
-def _module(name: str):  # noqa: ANN202
+def _module(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"h100_{name}", GPU / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -87,17 +88,24 @@ def _module(name: str):  # noqa: ANN202
     return mod
 
 
-def _modelled(name: str, shape: tuple[int, ...], dtype: str | None) -> dict[str, float]:
-    """FLOPs of the forward per module path, as ``rl estimate`` models them (meta tensors, no GPU)."""
+def _modelled(
+    name: str, shape: tuple[int, ...], dtype: str | None, *, training: bool = False, ops: tuple[str, ...] = ()
+) -> dict[str, float]:
+    """FLOPs per module path as ``rl estimate`` models them (meta tensors, no GPU): of the forward, or with
+    ``training`` of the backward; ``ops`` keeps only those ATen ops."""
     torch = pytest.importorskip("torch", reason="the model side needs torch: pip install 'rooflake[torch]'")
     from rooflake.instrument.estimate import estimate_rows
 
     rows = estimate_rows(
-        _module(name).model(), torch.empty(*shape), dtype=getattr(torch, dtype) if dtype else None
+        _module(name).model(),
+        torch.empty(*shape),
+        dtype=getattr(torch, dtype) if dtype else None,
+        training=training,
     )
     out: dict[str, float] = {}
     for r in rows:
-        out[r["module_path"]] = out.get(r["module_path"], 0.0) + (r["flops"] or 0.0)
+        if r["phase"] == ("backward" if training else "forward") and (not ops or r["op"] in ops):
+            out[r["module_path"]] = out.get(r["module_path"], 0.0) + (r["flops"] or 0.0)
     return out
 
 
@@ -121,6 +129,30 @@ def test_tensor_core_ops_equal_the_modelled_flops(h100: tuple[Path, dict[str, st
         assert k["flops_tensor"] == 0 and cnn[layer] <= k["flops_fp32"] <= 1.25 * cnn[layer], (layer, k, cnn)
 
 
+def test_backward_kernels_sit_in_the_backward_ranges_with_the_modelled_flops(
+    h100: tuple[Path, dict[str, str]],
+) -> None:
+    """A whole training step of the block: the backward's GEMMs, launched from the autograd engine's thread, fall
+    in ``annotate``'s backward range of their module, and each Linear's two (input and weight gradient) carry
+    exactly the modelled 2 × 2·M·N·K. cuDNN's fused attention backward recomputes S = Q·Kᵀ: it counts the
+    modelled backward (the math path's batched GEMMs, 2× the forward) plus one forward QKᵀ, 2.5× the forward."""
+    store, runs = h100
+    kernels = _kernels(store, runs["block_train"])
+    assert [k["nvtx_path"].split("/", 1)[0] for k in kernels] == ["block:forward"] * 5 + [
+        "block:backward"
+    ] * 9
+    backward: dict[str, float] = {}
+    for k in kernels[5:]:
+        layer = k["nvtx_path"].rsplit("/", 1)[-1]
+        backward[layer] = backward.get(layer, 0.0) + k["flops_tensor"]
+    forward = _modelled("block", (8, 512, 512), "bfloat16")
+    modelled = _modelled("block", (8, 512, 512), "bfloat16", training=True, ops=("aten.mm", "aten.bmm"))
+    for layer in ("fc2", "fc1", "attn.proj", "attn.qkv"):
+        assert backward[layer] == modelled[layer] == 2 * forward[layer], layer
+    qk = 2 * 8 * 8 * 512**2 * 64
+    assert backward["attn"] == modelled["attn"] + qk == 2.5 * forward["attn"]
+
+
 def test_hopper_tensor_kernels_get_the_roof_of_their_path(h100: tuple[Path, dict[str, str]]) -> None:
     """Each Tensor-Core kernel is judged against the dense peak of the instruction path it ran on: HGMMA for the
     Hopper kernels, HMMA (half of it for TF32 on an H100) for cuDNN's sm80 convolution."""
@@ -128,7 +160,9 @@ def test_hopper_tensor_kernels_get_the_roof_of_their_path(h100: tuple[Path, dict
     con = queries.connect(Store(store))
     got = dict(
         con.execute(
-            "SELECT nvtx_path, peak_ceiling FROM kernel_roofline WHERE is_dominant AND precision = 'tensor'"
+            "SELECT nvtx_path, peak_ceiling FROM kernel_roofline WHERE is_dominant AND precision = 'tensor' "
+            "AND run_id IN (?, ?)",
+            [runs["block_fwd"], runs["cnn_fwd"]],
         ).fetchall()
     )
     assert got == {
@@ -174,7 +208,9 @@ def test_measured_ceilings_pair_with_the_report_and_the_datasheet(
     ):
         row = table[name]
         assert float(row["measured"]) == measured[name]
-        assert 0.5 < float(row["measured_over_report"]) < 1.0, row  # torch's GEMMs and copies under the peaks
+        # under the datasheet's peaks; near the report's, whose clock (the profiled one) is not the measurement's
+        assert 0.5 < float(row["measured_over_report"]) < 1.05, row
+        assert name == "L2" or float(row["measured_over_datasheet"]) < 1, row
     assert measured["L2"] > measured["DRAM"]
     for name in (
         "TENSOR BF16",

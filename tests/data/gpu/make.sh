@@ -17,7 +17,11 @@ rl profile --ncu --clock-control none --kernel 'nvjet|cudnn_generated|vectorized
     -o "$out/block_fwd" -l model=block -- python3 block.py
 rl profile --ncu --clock-control none --kernel 'fprop_implicit|bn_fw|max_pool_forward|gemm_f32f32' \
     --launch-count 9 -o "$out/cnn_fwd" -l model=cnn -- python3 cnn.py
-for r in block_fwd cnn_fwd; do  # NVIDIA's own export of every value: the oracle the tests compare with
+# every GEMM and fused-attention kernel of the block's whole training step: the backward's, launched from the
+# autograd engine's thread, fall in annotate's backward ranges
+rl profile --ncu --clock-control none --kernel 'nvjet|cudnn_generated' -o "$out/block_train" -l model=block \
+    -- python3 block.py
+for r in block_fwd cnn_fwd block_train; do  # NVIDIA's own export of every value: the oracle the tests compare with
     ncu --import "$out/$r.ncu-rep" --csv --page raw --print-units base > "$out/$r.raw.csv"
 done
 rl runs
