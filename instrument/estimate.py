@@ -143,16 +143,55 @@ class _Recorder:
 
     def attention(self, func: Any, args: tuple, kwargs: dict) -> Any:
         """``func`` (``F.scaled_dot_product_attention``) called, recorded as one fused op (:meth:`add_attention`);
-        the ATen ops of its decomposition, and any attention call nested in it, are not recorded."""
+        the ATen ops of its decomposition, and any attention call nested in it, are not recorded. Where the query,
+        key or value needs a gradient, the call is one autograd node (:func:`_fused_attention`) whose backward is
+        one fused op too (:meth:`add_attention_backward`), not the decomposition's backward."""
         if self.inside_attention:
             return func(*args, **kwargs)
-        self.inside_attention = True
-        try:
-            out = func(*args, **kwargs)
-        finally:
-            self.inside_attention = False
+        import torch
+
+        given = dict(zip(("query", "key", "value"), args, strict=False)) | kwargs
+        qkv = [given["query"], given["key"], given["value"]]
+        rest = {n: v for n, v in kwargs.items() if n not in ("query", "key", "value")}
+
+        def call(q: Any, k: Any, v: Any) -> Any:
+            self.inside_attention = True
+            try:
+                return func(q, k, v, *args[3:], **rest)
+            finally:
+                self.inside_attention = False
+
+        if torch.is_grad_enabled() and any(t.requires_grad for t in qkv):
+            out = _fused_attention(torch, self).apply(*qkv, call)
+        else:
+            out = call(*qkv)
         self.add_attention(args, kwargs, out)
         return out
+
+    def add_attention_backward(self, q: Any, k: Any, v: Any, out: Any, grad: Any, grads: list) -> None:
+        """One row for the backward of a fused attention call: torch's ``sdpa_backward_flop_count`` (the
+        FlashAttention backward, which recomputes the scores Q·Kᵀ: five batched GEMMs, 2.5× the forward's FLOPs;
+        cuDNN's fused backward on an H100 counts exactly that, tests/test_gpu_h100.py). Its compulsory bytes: Q, K,
+        V, the output and its gradient read, the three gradients written; no traffic model (bytes per level NULL)."""
+        import math
+
+        from torch.utils.flop_counter import sdpa_backward_flop_count
+
+        *batch, _, _ = q.shape
+        heads = batch[-1] if batch else 1
+        b = math.prod(batch[:-1])
+        as4 = lambda t: (b, heads, t.shape[-2], t.shape[-1])  # noqa: E731
+        flops = float(sdpa_backward_flop_count(as4(grad), as4(q), as4(k), as4(v)))
+        row = self._row(
+            "aten.scaled_dot_product_attention_backward",
+            [q, k, v, out, grad],
+            grads,
+            flops,
+            TORCH_SOURCE,
+            False,
+            None,
+        )
+        self.rows.append(row)
 
     def add_attention(self, args: tuple, kwargs: dict, out: Any) -> None:
         """One row for ``F.scaled_dot_product_attention`` as a fused (FlashAttention-style) op, whatever ATen
@@ -225,6 +264,35 @@ class _Recorder:
             "traffic_model": None if traffic is None else traffic.model,
             "assumptions": None if traffic is None else traffic.assumptions,
         }
+
+
+def _fused_attention(torch: Any, rec: _Recorder) -> Any:
+    """An autograd Function around one attention call on meta tensors: forward runs ``call(q, k, v)`` (the ATen
+    decomposition, unrecorded), backward records one fused op and returns empty gradients of the inputs' shapes
+    (meta tensors: nothing is computed either way). A mask that needs a gradient gets none."""
+
+    class FusedAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, q: Any, k: Any, v: Any, call: Any) -> Any:
+            out = call(q, k, v)
+            ctx.save_for_backward(q, k, v, out)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            q, k, v, out = ctx.saved_tensors
+            rec.inside_attention = True  # the gradients' allocations are not ops of the model
+            try:
+                grads = [
+                    torch.empty_like(t) if need else None
+                    for t, need in zip((q, k, v), ctx.needs_input_grad[:3], strict=True)
+                ]
+            finally:
+                rec.inside_attention = False
+            rec.add_attention_backward(q, k, v, out, grad, [g for g in grads if g is not None])
+            return (*grads, None)
+
+    return FusedAttention
 
 
 def _is_view(func: Any) -> bool:
@@ -326,8 +394,8 @@ def estimate_rows(
     """Trace ``model`` on the meta device and return one dict per ATen op (the columns of ``ESTIMATES`` less
     ``run_id``). ``training``: the model in train mode and also the backward of ``sum(outputs)``; else in eval
     mode (BatchNorm on its running statistics, dropout off), each module's mode restored after. Every call of
-    ``F.scaled_dot_product_attention`` (the model's own, or nn.MultiheadAttention's) is one fused op. Raises
-    :class:`UsageError` when the model cannot run on meta tensors (the message says which op)."""
+    ``F.scaled_dot_product_attention`` (the model's own, or nn.MultiheadAttention's) is one fused op, its backward
+    another (FlashAttention's). Raises :class:`UsageError` when the model cannot run on meta tensors (which op)."""
     import torch
     import torch.nn.functional as F
     from torch.func import functional_call

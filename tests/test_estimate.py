@@ -119,6 +119,39 @@ def test_attention_by_keyword_in_3d_and_inside_multihead_attention() -> None:
     assert F.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention  # given back
 
 
+def test_attention_backward_is_one_fused_op_of_2_5_times_the_forward() -> None:
+    """With training, the attention's backward was its math decomposition's (two bmm per gradient and a softmax
+    backward: 2x the forward, the T x T scores in its bytes); a fused kernel's backward recomputes the scores, and
+    cuDNN's on an H100 counted 2.5x (tests/test_gpu_h100.py). Now one fused op, torch's sdpa_backward_flop_count,
+    with gradients still reaching the projections."""
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv = nn.Linear(32, 96)
+
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            q, k, v = self.qkv(x).view(2, 64, 3, 4, 8).permute(2, 0, 3, 1, 4)
+            return nn.functional.scaled_dot_product_attention(q, k, v)
+
+    rows = estimate_rows(Block(), torch.empty(2, 64, 32), training=True)
+    backward = [r for r in rows if r["phase"] == "backward" and r["module_path"] == ""]
+    (fused,) = [r for r in backward if r["op"] == "aten.scaled_dot_product_attention_backward"]
+    forward = 4 * 2 * 4 * 64**2 * 8
+    assert fused["flops"] == 2.5 * forward and fused["flops_source"] == TORCH_SOURCE
+    assert (
+        fused["bytes_compulsory"] == 8 * 2 * 4 * 64 * 8 * 4
+    )  # Q, K, V, O, dO read; dQ, dK, dV written (fp32)
+    assert not [r for r in backward if r["op"] in ("aten.bmm", "aten._softmax_backward_data")]
+    qkv = [
+        r["flops"]
+        for r in rows
+        if r["phase"] == "backward" and r["module_path"] == "qkv" and r["op"] == "aten.mm"
+    ]
+    assert qkv == [2 * 128 * 96 * 32]  # the weight gradient (the input needs none)
+    assert nn.functional.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention
+
+
 def test_training_is_three_times_forward_for_conv_and_linear() -> None:
     rows = estimate_rows(resnet50(), torch.empty(2, 3, 224, 224), training=True)
     sums = per_module([r for r in rows if r["flops_source"] == TORCH_SOURCE])
