@@ -36,15 +36,13 @@ DOC = json.loads((GPU / "ceilings_cuda.json").read_text())
 
 @pytest.fixture(scope="module")
 def h100(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """A store with both reports (decompressed into a temporary folder) and the measured ceilings, labelled with
-    their GPU as ``rl ceilings measure`` labels them; returns (store, {report name: run_id})."""
+    """A store with the three reports (decompressed into a temporary folder); returns (store, {report: run_id})."""
     tmp = tmp_path_factory.mktemp("h100")
     store, runs = tmp / "store", {}
     for name in REPORTS:
         rep = tmp / f"{name}.ncu-rep"
         rep.write_bytes(lzma.decompress((GPU / f"{name}.ncu-rep.xz").read_bytes()))
         runs[name] = ingest_file(rep, store, {}).run_id
-    runs["ceilings"] = ingest_file(GPU / "ceilings_cuda.json", store, {"gpu": DOC["gpu"]}).run_id
     return store, runs
 
 
