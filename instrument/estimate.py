@@ -173,14 +173,10 @@ class _Recorder:
         FlashAttention backward, which recomputes the scores Q·Kᵀ: five batched GEMMs, 2.5× the forward's FLOPs;
         cuDNN's fused backward on an H100 counts exactly that, tests/test_gpu_h100.py). Its compulsory bytes: Q, K,
         V, the output and its gradient read, the three gradients written; no traffic model (bytes per level NULL)."""
-        import math
 
         from torch.utils.flop_counter import sdpa_backward_flop_count
 
-        *batch, _, _ = q.shape
-        heads = batch[-1] if batch else 1
-        b = math.prod(batch[:-1])
-        as4 = lambda t: (b, heads, t.shape[-2], t.shape[-1])  # noqa: E731
+        b, heads, as4 = _per_head(q)
         flops = float(sdpa_backward_flop_count(as4(grad), as4(q), as4(k), as4(v)))
         row = self._row(
             "aten.scaled_dot_product_attention_backward",
@@ -196,7 +192,6 @@ class _Recorder:
     def add_attention(self, args: tuple, kwargs: dict, out: Any) -> None:
         """One row for ``F.scaled_dot_product_attention`` as a fused (FlashAttention-style) op, whatever ATen
         decomposition the meta device ran (its math path: bmm, softmax, bmm)."""
-        import math
 
         from torch.utils.flop_counter import sdpa_flop_count
 
@@ -204,11 +199,9 @@ class _Recorder:
         # (3-D inputs, or a key/value with fewer heads under enable_gqa), counted per query head
         given = dict(zip(("query", "key", "value"), args, strict=False)) | kwargs
         q, k, v = given["query"], given["key"], given["value"]
-        *batch, n_q, d = q.shape
-        heads = batch[-1] if batch else 1
-        b = math.prod(batch[:-1])
-        as4 = lambda t: (b, heads, t.shape[-2], t.shape[-1])  # noqa: E731
+        b, heads, as4 = _per_head(q)
         flops = float(sdpa_flop_count(as4(q), as4(k), as4(v)))
+        n_q, d = q.shape[-2:]
         traffic = attention_traffic(b, heads, n_q, k.shape[-2], d, int(q.element_size()), self.gpu)
         self.rows.append(
             self._row(
@@ -264,6 +257,18 @@ class _Recorder:
             "traffic_model": None if traffic is None else traffic.model,
             "assumptions": None if traffic is None else traffic.assumptions,
         }
+
+
+def _per_head(q: Any) -> tuple[int, int, Any]:
+    """(batch, query heads, as4) of an attention call's query of shape (..., L, E): any batch dims (3-D inputs
+    are one head), and ``as4(t)`` giving a query, key, value or gradient the 4-D (B, H, rows, cols) shape torch's
+    flop counter formulas take."""
+    import math
+
+    *batch, _, _ = q.shape
+    heads = batch[-1] if batch else 1
+    b = math.prod(batch[:-1])
+    return b, heads, lambda t: (b, heads, t.shape[-2], t.shape[-1])
 
 
 def _fused_attention(torch: Any, rec: _Recorder) -> Any:
