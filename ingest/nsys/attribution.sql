@@ -3,9 +3,16 @@
 -- this file).
 -- Needs: range_pid and paths (nsys/stacks.sql, nsys/paths.sql). Creates: ops_out (one row
 -- per GPU operation: uid; op_kind, idx (kernel_id, op_id), src_row (its rowid: the output joins the source's other
--- columns by it); its launch call; path_id, nvtx_start_end (start/end range names), attribution (reason), flags
--- (NULL when none)).
+-- columns by it); its launch call; path_id, attribution (reason, an attribution_kind)) and op_se (uid, names: the
+-- start/end ranges open at the launch call of an operation that has some). The output joins op_se and op_flags
+-- (nsys/launches.sql) by uid for the lists they hold: ops_out is the build side of the kernels' hash join, one row
+-- per kernel, and the two lists in it (NULL in nearly every row) and the reason as text cost 16 bytes a row each
+-- there; at the x8 copy (1.2M kernels) the write peaked ~70 MiB lower without them, in no more time.
 -- Columns: none (statements only).
+
+-- why an operation has the NVTX path it has (kernels.attribution, memops.attribution); in alphabetical order, so
+-- that ordering by it is ordering by its text
+CREATE TYPE attribution_kind AS ENUM ('no_launch_row', 'no_range_open', 'other_thread', 'push_pop', 'start_end');
 
 -- start/end ranges open anywhere in the launching process at launch time
 CREATE TEMP TABLE op_se AS
@@ -27,23 +34,21 @@ JOIN push_pop AS r
 -- (in the work database, nsys/work_db.sql, as ops)
 CREATE TABLE ops_out AS
 SELECT
-    o.*, lp.pid AS path_id, se.names AS nvtx_start_end, f.flags,
+    o.*, lp.pid AS path_id,
     CASE
         WHEN lp.pid IS NOT NULL THEN 'push_pop'
         WHEN o.launch_thread IS NULL THEN 'no_launch_row'
-        WHEN se.names IS NOT NULL THEN 'start_end'
+        WHEN se.uid IS NOT NULL THEN 'start_end'
         WHEN ot.uid IS NOT NULL THEN 'other_thread'
         ELSE 'no_range_open'
-    END AS attribution
+    END::attribution_kind AS attribution
 FROM ops AS o
 LEFT JOIN op_inner AS i USING (uid)
 LEFT JOIN range_pid AS lp ON lp.id = i.innermost
 LEFT JOIN op_se AS se USING (uid)
-LEFT JOIN op_other AS ot USING (uid)
-LEFT JOIN op_flags AS f USING (uid);
+LEFT JOIN op_other AS ot USING (uid);
 
 DROP TABLE ops;
 DROP TABLE op_inner;
 DROP TABLE range_pid;
-DROP TABLE op_se;
 DROP TABLE op_other;

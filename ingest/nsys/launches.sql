@@ -2,7 +2,7 @@
 -- then no longer: the reader frees them after this file).
 -- Creates: ops, one row per GPU operation (the columns attribution and coverage need; the others stay in the compact
 -- Arrow sources until the output) with its launch call; uid: kernels even, memcpy/memset odd. op_flags: the
--- operations whose source rows look wrong (usually none) with their flags.
+-- operations whose source rows look wrong (usually none) with their flags. api_names: the launch calls' API names.
 -- Columns: none (statements only).
 
 CREATE TEMP VIEW src_api AS
@@ -11,17 +11,18 @@ FROM (SELECT * FROM api_raw0 UNION ALL SELECT * FROM api_raw1) AS a
 SEMI JOIN op_keys AS k ON k.process_id = process_of(a.thread) AND k.correlation_id = a.correlation_id;
 
 -- the launching API call of each GPU operation (first by time if the export repeats a correlation id: calls counts
--- them), its name looked up once per operation, after the aggregate (strings in the aggregate's hash table cost
--- 0.98 CPU s at 1.6M launch calls, integers 0.59)
+-- them), its name as the export holds it: a StringIds id (or inline text), looked up by the kernels' output
+-- (nsys/output.sql, in api_names). Strings in the aggregate's hash table cost 0.98 CPU s at 1.6M launch calls, integers 0.59; as
+-- text in ops_out, the build side of the kernels' output join, ~30 MB more at 1.2M kernels.
 CREATE TEMP TABLE api1 AS
-SELECT a.process_id, a.correlation_id, a.thread, a.start, coalesce(a.api_text, s.value) AS api, a.calls
-FROM (
-    SELECT process_of(thread) AS process_id, correlation_id, arg_min(thread, start) AS thread, min(start) AS start,
-           arg_min(api_id, start) AS api_id, arg_min(api_text, start) AS api_text, count(*) AS calls
-    FROM src_api
-    GROUP BY ALL
-) AS a
-LEFT JOIN strings AS s ON s.id = a.api_id;
+SELECT process_of(thread) AS process_id, correlation_id, arg_min(thread, start) AS thread, min(start) AS start,
+       arg_min(api_id, start) AS api_id, arg_min(api_text, start) AS api_text, count(*) AS calls
+FROM src_api
+GROUP BY ALL;
+
+-- the names of those calls' APIs (a few: the kernels' output looks them up here, not in all of StringIds)
+CREATE TEMP TABLE api_names AS
+SELECT s.id, s.value FROM strings AS s SEMI JOIN api1 AS a ON a.api_id = s.id;
 
 -- (in the work database, nsys/work_db.sql: compressed, and dropped from memory without spilling)
 CREATE TABLE ops AS
@@ -30,7 +31,8 @@ SELECT
     o.*,
     a.thread AS launch_thread,
     a.start AS launch_start_ns,
-    a.api AS launch_api,
+    a.api_id AS launch_api_id,
+    a.api_text AS launch_api_text,
     a.calls AS launch_calls
 FROM (
     SELECT 'kernel' AS op_kind, idx, src_row, start, "end", device_id, correlation_id, process_id, graph_node_id

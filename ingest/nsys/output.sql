@@ -8,7 +8,8 @@
 -- Columns: those of the store's tables, in rooflake.schema.tables (units in the names: *_ns ns, *_bytes byte).
 
 -- kernels: one row per CUPTI_ACTIVITY_KIND_KERNEL row (filtered on the narrow side, ops_out: DuckDB builds its hash
--- table there)
+-- table there, one row per kernel; what it holds for the few kernels that have them, the start/end ranges and the
+-- flags, is joined from op_se and op_flags, and the launch call's API name by its id, after that join)
 CREATE TEMP VIEW kernels_out AS
 SELECT
     a.idx AS kernel_id,
@@ -16,8 +17,8 @@ SELECT
     coalesce(x.short_name_text, s_short.value) AS short_name,
     coalesce(x.mangled_name_text, s_mangled.value) AS mangled_name,
     x.device_id, x.context_id, x.stream_id, x.correlation_id, x.graph_id, x.graph_node_id,
-    a.launch_thread, a.launch_start_ns, a.launch_api,
-    a.attribution, a.nvtx_start_end,
+    a.launch_thread, a.launch_start_ns, coalesce(a.launch_api_text, s_api.value) AS launch_api,
+    a.attribution, se.names AS nvtx_start_end,
     x.grid_x, x.grid_y, x.grid_z, x.block_x, x.block_y, x.block_z,
     x.grid_x * x.grid_y * x.grid_z AS grid_size,
     x.block_x * x.block_y * x.block_z AS block_size,
@@ -32,7 +33,7 @@ SELECT
     x."end"::HUGEINT - x.start AS duration_ns,  -- stored as DOUBLE: exact below 2^53 ns, no overflow at all
     x.process_id,
     MAP {'*': 'NULL: no counters in Nsight Systems'} AS provenance,
-    coalesce(a.flags, []::VARCHAR[]) AS flags,
+    coalesce(f.flags, []::VARCHAR[]) AS flags,
     CASE
         WHEN coalesce(x.name_text_hex, s_name.value_hex, x.short_name_text_hex, s_short.value_hex,
                       x.mangled_name_text_hex, s_mangled.value_hex) IS NOT NULL
@@ -47,8 +48,11 @@ JOIN ops_out AS a ON a.src_row = x.src_row
 LEFT JOIN strings AS s_name ON s_name.id = x.name_id
 LEFT JOIN strings AS s_short ON s_short.id = x.short_name_id
 LEFT JOIN strings AS s_mangled ON s_mangled.id = x.mangled_name_id
+LEFT JOIN api_names AS s_api ON s_api.id = a.launch_api_id
 LEFT JOIN gpus AS g ON g.device_id = x.device_id
 LEFT JOIN paths AS p ON p.path_id = a.path_id
+LEFT JOIN op_se AS se ON se.uid = a.uid
+LEFT JOIN op_flags AS f ON f.uid = a.uid
 WHERE a.op_kind = 'kernel';
 
 -- memops: one row per CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET row
@@ -62,10 +66,11 @@ SELECT
     TRY_CAST(x."end"::HUGEINT - x.start AS BIGINT) AS duration_ns,  -- NULL past the BIGINT range
     x.process_id,
     p.nvtx_path, p.nvtx_stack, p.nvtx_domain,
-    coalesce(a.flags, []::VARCHAR[]) AS flags
+    coalesce(f.flags, []::VARCHAR[]) AS flags
 FROM (SELECT 'memcpy' AS kind, * FROM mc_raw UNION ALL SELECT 'memset' AS kind, * FROM ms_raw) AS x
 JOIN ops_out AS a ON a.src_row = x.src_row AND a.op_kind = x.kind
 LEFT JOIN paths AS p ON p.path_id = a.path_id
+LEFT JOIN op_flags AS f ON f.uid = a.uid
 WHERE a.op_kind <> 'kernel';
 
 -- ranges: one row per NVTX range or mark, its depth and parent from the stack sweep (pp, joined by position:
@@ -94,5 +99,6 @@ SELECT device_id, op_kind, attribution, count(*) AS ops, TRY_CAST(sum("end"::HUG
 FROM ops_out
 GROUP BY ALL;
 
+-- (attribution_kind's values are in alphabetical order: the rows come in the order of the texts)
 CREATE TEMP VIEW coverage_sorted AS
 SELECT * FROM coverage_out ORDER BY device_id, op_kind, attribution;
