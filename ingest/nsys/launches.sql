@@ -12,8 +12,8 @@ SEMI JOIN op_keys AS k ON k.process_id = process_of(a.thread) AND k.correlation_
 
 -- the launching API call of each GPU operation (first by time if the export repeats a correlation id: calls counts
 -- them), its name as the export holds it: a StringIds id (or inline text), looked up by the kernels' output
--- (nsys/output.sql, in api_names). Strings in the aggregate's hash table cost 0.98 CPU s at 1.6M launch calls, integers 0.59; as
--- text in ops_out, the build side of the kernels' output join, ~30 MB more at 1.2M kernels.
+-- (nsys/output.sql, in api_names). Strings in the aggregate's hash table cost 0.98 CPU s at 1.6M launch calls,
+-- integers 0.59; and the name as text made ops_out, the build side of the kernels' output join, wider.
 CREATE TEMP TABLE api1 AS
 SELECT process_of(thread) AS process_id, correlation_id, arg_min(thread, start) AS thread, min(start) AS start,
        arg_min(api_id, start) AS api_id, arg_min(api_text, start) AS api_text, count(*) AS calls
