@@ -36,13 +36,14 @@ JOIN push_pop AS r
 CREATE TABLE ops_out AS
 SELECT
     o.*, lp.pid AS path_id,
+    -- (each value cast, not the CASE: a cast of the CASE's text runs on every row)
     CASE
-        WHEN lp.pid IS NOT NULL THEN 'push_pop'
-        WHEN o.launch_thread IS NULL THEN 'no_launch_row'
-        WHEN se.uid IS NOT NULL THEN 'start_end'
-        WHEN ot.uid IS NOT NULL THEN 'other_thread'
-        ELSE 'no_range_open'
-    END::attribution_kind AS attribution
+        WHEN lp.pid IS NOT NULL THEN 'push_pop'::attribution_kind
+        WHEN o.launch_thread IS NULL THEN 'no_launch_row'::attribution_kind
+        WHEN se.uid IS NOT NULL THEN 'start_end'::attribution_kind
+        WHEN ot.uid IS NOT NULL THEN 'other_thread'::attribution_kind
+        ELSE 'no_range_open'::attribution_kind
+    END AS attribution
 FROM ops AS o
 LEFT JOIN op_inner AS i USING (uid)
 LEFT JOIN range_pid AS lp ON lp.id = i.innermost
