@@ -140,20 +140,27 @@ def _files(path: Path) -> list[Path]:
     return sorted((f for f in path.rglob("*") if f.is_file()), key=lambda f: f.relative_to(path).as_posix())
 
 
+HASH_CHUNK = 8 << 20
+
+
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes; of a folder (a parquetdir export), of each file's relative name, size and
     bytes in name order (the same files give the same hash wherever the folder lies). Raises :class:`InputError`
     naming ``path`` (and the file of a folder) when one cannot be read."""
     path = Path(path)
     h = hashlib.sha256()
+    # 8 MiB read at a time: the GIL is released while each is hashed, and taken again ~90 times a GB (1 MiB: a
+    # thread importing modules meanwhile, as an export's begun read does, held it for 5 ms each time)
+    buf = bytearray(HASH_CHUNK)
+    view = memoryview(buf)
     for file in _files(path) if path.is_dir() else [path]:
         try:
             if file is not path:
                 name = file.relative_to(path).as_posix().encode()
                 h.update(b"%d:%s:%d:" % (len(name), name, file.stat().st_size))
             with open(file, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):  # noqa: B023 - used within the iteration
-                    h.update(chunk)
+                while n := f.readinto(buf):
+                    h.update(view[:n])
         except OSError as e:
             inner = "" if file is path else f"{shown(file.relative_to(path).as_posix())}: "
             raise InputError(f"{shown(path)}: {inner}cannot read ({e.strerror or e})") from e
@@ -177,9 +184,32 @@ def read(path: str | Path, *, run_id: str, fp16: str = "ncu") -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def open_run(path: str | Path, *, run_id: str, fp16: str = "ncu") -> Iterator[dict[str, Any]]:
+def begin(path: str | Path) -> Iterator[Any]:
+    """Begin reading ``path`` before its run id is known, where its reader can and it pays: an Nsight Systems SQLite
+    export of at least :data:`rooflake.ingest.nsys_begin.BEGIN_BYTES` starts writing its biggest table on a second
+    thread (:class:`rooflake.ingest.nsys_begin.Begun`) while the caller hashes the file. Yields what
+    :func:`open_run` takes as ``begun`` (None for the other files); leaving the block stops what still runs. Raises
+    nothing of its own: errors of the file come from :func:`open_run`."""
+    from rooflake.ingest import nsys_begin
+
+    try:
+        begins = detect_format(path) == "sqlite" and Path(path).stat().st_size >= nsys_begin.BEGIN_BYTES
+    except (RooflakeError, OSError):  # open_run says it
+        begins = False
+    if not begins:
+        yield None
+        return
+    with nsys_begin.Begun(path) as begun:
+        yield begun
+
+
+@contextlib.contextmanager
+def open_run(
+    path: str | Path, *, run_id: str, fp16: str = "ncu", begun: Any = None
+) -> Iterator[dict[str, Any]]:
     """Like :func:`read`, but a table may be a :class:`rooflake.schema.duck.DuckTable` (valid inside the ``with``
-    block), which :meth:`Store.publish` streams to Parquet without a copy in Python memory (nsys exports)."""
+    block), which :meth:`Store.publish` streams to Parquet without a copy in Python memory (nsys exports).
+    ``begun``: what :func:`begin` yielded for this ``path``, or None."""
     fmt = detect_format(path)
     if fmt == "torch-trace":
         from rooflake.ingest import torch_trace
@@ -203,7 +233,7 @@ def open_run(path: str | Path, *, run_id: str, fp16: str = "ncu") -> Iterator[di
 
         with contextlib.ExitStack() as stack:
             sqlite = Path(path) if fmt == "sqlite" else stack.enter_context(_exported(Path(path)))
-            out = stack.enter_context(nsys_sqlite.open_export(sqlite, run_id=run_id))
+            out = stack.enter_context(nsys_sqlite.open_export(sqlite, run_id=run_id, begun=begun))
             if fmt == "nsys-rep":
                 out["run"]["source_format"] = "nsys-rep"
             yield out

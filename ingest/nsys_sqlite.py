@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +38,7 @@ import pyarrow as pa
 from rooflake.ingest import nsys_export, nsys_sweep, sqlscript
 from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
+from rooflake.ingest.nsys_begin import Begun
 from rooflake.ingest.nsys_export import POSITIONED, SOURCES, quoted
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, RANGES, InputError
 from rooflake.schema.duck import DuckTable, conform_select, duck_connect, sql_literal, sql_template
@@ -100,6 +101,10 @@ class _Sources:
             (self.folder / f"{name}{SUFFIX}").unlink(missing_ok=True)
 
 
+class Stopped(Exception):
+    """:func:`load` was stopped (its caller gave up the ingest: :meth:`Begun.halt`)."""
+
+
 # a source as load wrote it: (the typed DuckDB select list over its file, aliased a; whether the export has its
 # table: without it the list is every column as a typed NULL, and no file is written)
 Loaded = tuple[str, bool]
@@ -110,12 +115,15 @@ SUFFIX = ".parquet"
 DELTAS = ("src_row", "start", "end", "correlation_id")
 
 
-def load(path: Path, names: list[str], folder: Path) -> dict[str, Loaded]:
+def load(
+    path: Path, names: list[str], folder: Path, stop: threading.Event | None = None
+) -> dict[str, Loaded]:
     """Write each source ``names`` of the export at ``path`` to ``folder/<name>.parquet`` (:data:`SUFFIX`),
     streamed from the export (:func:`rooflake.ingest.nsys_export.select_stream`: each 64k-row batch a row group,
     none kept), uncompressed, :data:`DELTAS` delta-encoded and the other columns dictionary-encoded, without
     statistics (the attribution scans whole files). Returns source -> :data:`Loaded`. Raises :class:`InputError`
-    when the export cannot be read, ``OSError`` when the folder cannot be written."""
+    when the export cannot be read, ``OSError`` when the folder cannot be written, :class:`Stopped` at the first batch
+    after ``stop`` is set (the file then holds part of the table)."""
     import pyarrow.parquet as pq
 
     db = nsys_export.Export(path)
@@ -137,6 +145,8 @@ def load(path: Path, names: list[str], folder: Path) -> dict[str, Loaded]:
                 write_statistics=False,
             ) as writer:
                 for batch in reader:
+                    if stop is not None and stop.is_set():
+                        raise Stopped(f"{name}: stopped before the end of its table")
                     writer.write_batch(batch)
         return out
     finally:
@@ -165,7 +175,7 @@ _NO_SOURCE = pa.table({"_": pa.nulls(0)})
 
 
 @contextlib.contextmanager
-def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
+def open_export(path: str | Path, *, run_id: str, begun: Begun | None = None) -> Iterator[dict[str, Any]]:
     """Open one Nsight Systems SQLite export and attribute its GPU operations to NVTX ranges, in DuckDB.
 
     Yields ``{"kernels": KERNELS, "memops": MEMOPS, "ranges": RANGES, "coverage": COVERAGE (DuckTables, valid
@@ -175,29 +185,22 @@ def open_export(path: str | Path, *, run_id: str) -> Iterator[dict[str, Any]]:
     compute_capability, n_kernels, n_metrics (0), derivation, and the ingest summary of suspicious source rows
     (:func:`rooflake.ingest.flags.flag_summary`: ``flag_counts``, ``warnings``).
     Kernel durations are integer ns (``end - start``) stored exactly; FLOP and byte columns are NULL (nsys has no
-    counters) with that reason in ``provenance``. Raises :class:`InputError` when the file is not a readable
-    SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.
+    counters) with that reason in ``provenance``. ``begun``: the :class:`Begun` of this ``path``, when the caller
+    began it (it stays the caller's to leave), or None to begin here. Raises :class:`InputError` when the file is
+    not a readable SQLite export. DuckDB spills to a temporary directory beyond :data:`MEMORY_LIMIT`.
     """
-    path = Path(path)
-    meta, sizes = nsys_export.check(path)
-    biggest = max(sizes, key=lambda n: sizes[n], default=None)
-    with (
-        ThreadPoolExecutor(1) as pool,
-        tempfile.TemporaryDirectory(prefix="rooflake-duckdb-") as spill,
-    ):
-        con = connect(spill)
-        late: dict[str, Future[dict[str, Loaded]]] = {}
+    with contextlib.ExitStack() as stack:
+        b = begun if begun is not None else stack.enter_context(Begun(path))
+        meta, biggest = b.checked()
+        con = connect(str(b.folder))
         try:
-            # the biggest source is written on a second thread meanwhile
-            late = {n: pool.submit(load, path, [n], Path(spill)) for n in SOURCES if n == biggest}
-            src = _Sources(con, path, [n for n in SOURCES if n not in late], late, spill)
+            # the biggest source is written on the second thread meanwhile
+            late = {biggest: b.loading} if biggest is not None else {}
+            src = _Sources(con, b.path, [n for n in SOURCES if n not in late], late, str(b.folder))
             attribute(con, src, shown(path))
             yield outputs(con, meta, src, run_id)
         finally:
-            for f in late.values():
-                f.cancel()
-                with contextlib.suppress(Exception):
-                    f.result()  # the writing thread is done before its folder is removed
+            b.halt()  # the writing thread is done before DuckDB is closed and the folder removed
             con.close()
 
 

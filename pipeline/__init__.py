@@ -31,6 +31,7 @@ from rooflake.ingest import (
     FORMATS_READ,
     PRELOAD,
     READABLE,
+    begin,
     detect_format,
     file_sha256,
     mp_context,
@@ -142,28 +143,30 @@ def ingest_file(
     path = Path(path)
     store = Store(store_root)
     detect_format(path)
-    sha = file_sha256(path)
-    run_id = sha[:16]
-    if store.has_run(run_id) and not force:
-        return IngestResult(str(path), run_id, "exists")
-    from rooflake.schema import SCHEMA_VERSION  # here: the parent of the ingest workers imports no pyarrow
+    with begin(path) as begun:  # (an nsys export's biggest table is read while the file is hashed)
+        sha = file_sha256(path)
+        run_id = sha[:16]
+        if store.has_run(run_id) and not force:
+            return IngestResult(str(path), run_id, "exists")
+        # (imported here: the parent of the ingest workers imports no pyarrow)
+        from rooflake.schema import SCHEMA_VERSION
 
-    with open_run(path, run_id=run_id, fp16=fp16) as out:
-        run = out["run"]
-        row = {
-            **run,
-            **extra,
-            "run_id": run_id,
-            "source_path": path_text(path.resolve()),
-            "source_sha256": sha,
-            "source_bytes": source_bytes(path),
-            "ingested_at": datetime.now(timezone.utc),
-            "labels": sorted((labels or {}).items()),
-            "rooflake_version": rooflake_version(),
-            "schema_version": SCHEMA_VERSION,
-        }
-        tables = _tables(out)
-        res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
+        with open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
+            run = out["run"]
+            row = {
+                **run,
+                **extra,
+                "run_id": run_id,
+                "source_path": path_text(path.resolve()),
+                "source_sha256": sha,
+                "source_bytes": source_bytes(path),
+                "ingested_at": datetime.now(timezone.utc),
+                "labels": sorted((labels or {}).items()),
+                "rooflake_version": rooflake_version(),
+                "schema_version": SCHEMA_VERSION,
+            }
+            tables = _tables(out)
+            res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
     note = run.get("note")
     if run.get("has_kernel_table") is False:
         note = "the export has no kernel table (CUDA trace was off): 0 kernels"

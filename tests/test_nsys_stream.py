@@ -154,3 +154,111 @@ def test_the_output_tables_are_written_with_at_most_two_duckdb_threads(
         assert con.execute("SELECT current_setting('threads')").fetchall() == [(nsys_sqlite.WRITE_THREADS,)]
         assert nsys_sqlite.WRITE_THREADS == 2 < nsys_sqlite.MAX_THREADS
         assert out["kernels"].to_arrow().num_rows == len(KERNELS)
+
+
+def test_load_stops_at_the_next_batch_once_told(tmp_path: Path) -> None:
+    """load checks its stop event before each batch: set, it raises Stopped (Begun.halt: the run is given up)."""
+    import threading
+
+    from rooflake.ingest import nsys_sqlite
+
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(nsys_sqlite.Stopped, match="nvtx_raw: stopped before the end of its table"):
+        nsys_sqlite.load(long, ["nvtx_raw"], tmp_path, stop)
+
+
+def test_the_biggest_source_is_read_while_the_file_is_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ingest_file begins an SQLite export's read (nsys_begin.Begun: its biggest table on a second thread) before
+    it hashes the file: the hash waits here until that read has started, and the run is then ingested whole."""
+    import threading
+
+    from rooflake import pipeline
+    from rooflake.ingest import nsys_begin, nsys_sqlite
+
+    monkeypatch.setattr(nsys_begin, "BEGIN_BYTES", 0)  # (begun at any size)
+    started = threading.Event()
+    load, sha = nsys_sqlite.load, pipeline.file_sha256
+
+    def loading(*args: object) -> object:
+        started.set()
+        return load(*args)  # type: ignore[arg-type]
+
+    def hashing(path: Path) -> str:
+        assert started.wait(30), "the biggest source was not being read while the file was hashed"
+        return sha(path)
+
+    monkeypatch.setattr(nsys_sqlite, "load", loading)
+    monkeypatch.setattr(pipeline, "file_sha256", hashing)
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
+    res = ingest_file(long, tmp_path / "store")
+    assert res.status == "ingested" and res.ranges is not None and res.ranges > MARKS
+
+
+def test_a_run_the_store_holds_gives_up_the_begun_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-ingesting an export the store holds: status exists, the begun read stopped and its temporary folder
+    removed, the store's files as they were."""
+    import tempfile
+
+    from rooflake.ingest import nsys_begin
+
+    monkeypatch.setattr(nsys_begin, "BEGIN_BYTES", 0)  # (begun at any size)
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
+    store = tmp_path / "store"
+    assert ingest_file(long, store).status == "ingested"
+    before = sorted((p.relative_to(store), p.stat().st_mtime_ns) for p in store.rglob("*"))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    assert ingest_file(long, store).status == "exists"
+    assert list(temp.iterdir()) == []
+    assert sorted((p.relative_to(store), p.stat().st_mtime_ns) for p in store.rglob("*")) == before
+
+
+def test_only_a_big_sqlite_file_is_begun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """begin yields None for an export under BEGIN_BYTES (the hash would be over before the second thread had
+    imported its modules) and for files of other formats; a Begun for an export at least that big."""
+    from rooflake.ingest import begin, nsys_begin
+
+    long = tmp_path / "long.sqlite"
+    _long_export(long)
+    other = tmp_path / "x.json"
+    other.write_text('{"traceEvents": []}')
+    assert long.stat().st_size < nsys_begin.BEGIN_BYTES
+    for path in (long, other, tmp_path / "missing.sqlite"):
+        with begin(path) as begun:
+            assert begun is None, path
+    monkeypatch.setattr(nsys_begin, "BEGIN_BYTES", long.stat().st_size)
+    with begin(long) as begun:
+        assert isinstance(begun, nsys_begin.Begun) and begun.checked()[1] == "nvtx_raw"
+    with begin(other) as begun:
+        assert begun is None
+
+
+def test_a_begun_file_that_is_no_export_fails_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The begun check's error (an SQLite database that is not an export) is the ingest's one Error line, raised
+    after the hash as before, the store untouched."""
+    from rooflake.ingest import nsys_begin
+    from rooflake.schema import InputError
+
+    monkeypatch.setattr(nsys_begin, "BEGIN_BYTES", 0)
+    path = tmp_path / "plain.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE t (x INTEGER)")
+    db.commit()
+    db.close()
+    with pytest.raises(
+        InputError, match=r"plain\.sqlite: an SQLite database, but not an Nsight Systems export"
+    ):
+        ingest_file(path, tmp_path / "store")
+    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").rglob("*.parquet"))
