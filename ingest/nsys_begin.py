@@ -27,9 +27,10 @@ class Begun:
     (:func:`rooflake.ingest.nsys_export.check`) and its biggest source table written to a Parquet file in a new
     temporary folder (:func:`rooflake.ingest.nsys_sqlite.load`), while the caller hashes the file (at the
     range-heavy copy x8, 0.6 s of SHA-256). Leaving it (a context manager) stops the second thread at its next batch,
-    waits for it and removes the folder: a run the store holds already costs that thread what it did meanwhile
-    (its CPU time; the wall time of ``rl ingest`` of such a run: +0.1-0.3 s). Errors of the check or the load are
-    raised by :meth:`checked` and by :attr:`loading`'s result, where ``open_export`` raised them before."""
+    waits for it and removes the folder: a run the store holds already costs what that thread did meanwhile (CPU
+    time, and the hash's slowing beside it: +0.3 s of wall time at that copy, :data:`BEGIN_BYTES`). Errors of the
+    check or the load are raised by :meth:`checked` and by :attr:`loading`'s result, where ``open_export`` raised
+    them before."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -2,10 +2,11 @@
 
 Entry point: :func:`open_export` (``rooflake.ingest.read`` fetches its tables as Arrow). The export's tables are read
 through ADBC as a stream of Arrow batches and written to Parquet files in the reader's temporary folder
-(:func:`load`, the biggest on a second thread), which DuckDB then scans as the Parquet reader's sources
-(:mod:`rooflake.ingest.nsys_parquet`): no source table is held whole in memory, and DuckDB's memory limit bounds
-the rest of the ingest (:data:`MEMORY_LIMIT`). The attribution of every kernel, memcpy and memset to the NVTX
-ranges open on its launching thread is DuckDB SQL, the files of ``ingest/nsys/`` run in this order
+(:func:`load`, the biggest on a second thread: :class:`rooflake.ingest.nsys_begin.Begun`, which
+:func:`rooflake.pipeline.ingest_file` begins before it hashes a big export), which DuckDB then scans as the Parquet
+reader's sources (:mod:`rooflake.ingest.nsys_parquet`): no source table is held whole in memory, and DuckDB's memory
+limit bounds the rest of the ingest (:data:`MEMORY_LIMIT`). The attribution of every kernel, memcpy and memset to
+the NVTX ranges open on its launching thread is DuckDB SQL, the files of ``ingest/nsys/`` run in this order
 (:func:`attribute`):
 
 - ``macros``: NVTX event types by name, range names;
