@@ -148,23 +148,9 @@ def ingest_file(
         run_id = sha[:16]
         if store.has_run(run_id) and not force:
             return IngestResult(str(path), run_id, "exists")
-        # (imported here: the parent of the ingest workers imports no pyarrow)
-        from rooflake.schema import SCHEMA_VERSION
-
         with open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
             run = out["run"]
-            row = {
-                **run,
-                **extra,
-                "run_id": run_id,
-                "source_path": path_text(path.resolve()),
-                "source_sha256": sha,
-                "source_bytes": source_bytes(path),
-                "ingested_at": datetime.now(timezone.utc),
-                "labels": sorted((labels or {}).items()),
-                "rooflake_version": rooflake_version(),
-                "schema_version": SCHEMA_VERSION,
-            }
+            row = {**run, **extra, **_ingest_fields(path, sha, labels)}
             tables = _tables(out)
             res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
     note = run.get("note")
@@ -181,6 +167,23 @@ def ingest_file(
         note=note,
         warnings=run.get("warnings") or None,
     )
+
+
+def _ingest_fields(path: Path, sha: str, labels: dict[str, str] | None) -> dict[str, Any]:
+    """The ``runs`` columns the ingest itself gives (identity, source, time, labels, versions) for the file ``path``
+    of SHA-256 ``sha``."""
+    from rooflake.schema import SCHEMA_VERSION  # here: the parent of the ingest workers imports no pyarrow
+
+    return {
+        "run_id": sha[:16],
+        "source_path": path_text(path.resolve()),
+        "source_sha256": sha,
+        "source_bytes": source_bytes(path),
+        "ingested_at": datetime.now(timezone.utc),
+        "labels": sorted((labels or {}).items()),
+        "rooflake_version": rooflake_version(),
+        "schema_version": SCHEMA_VERSION,
+    }
 
 
 def _tables(out: dict[str, Any]) -> dict[str, pa.Table | DuckTable]:
