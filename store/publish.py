@@ -253,7 +253,18 @@ def swap_in(root: Path, run_id: str, stage: Path) -> None:
 
 
 def remove_stage(stage: Path) -> None:
-    """Delete a staging folder, its manifest first (a folder without one is never rolled back)."""
+    """Delete a staging folder, its manifest first (a folder without one is never rolled back). An exception raised
+    inside by a signal's handler (``rl``'s SIGTERM handler raises SystemExit, Ctrl-C KeyboardInterrupt, between any
+    two bytecodes) would leave the folder half removed, a stale staging folder for ``rl doctor``: the removal is then
+    done again before the exception goes on."""
+    try:
+        _remove_stage(stage)
+    except BaseException:
+        _remove_stage(stage)
+        raise
+
+
+def _remove_stage(stage: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         (stage / MANIFEST).unlink()
     shutil.rmtree(stage, ignore_errors=True)

@@ -377,6 +377,34 @@ def test_sigterm_ends_rl_ingest_as_ctrl_c_does(tmp_path) -> None:  # type: ignor
     assert Store(store).doctor().num_rows == 0
 
 
+def test_a_signal_inside_the_stage_removal_leaves_no_stale_staging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rl's SIGTERM handler raises SystemExit between any two bytecodes: once in the middle of publish's removal of
+    its staging folder (after the run was swapped in), it left that folder half removed, which `rl doctor` called a
+    stale staging folder (test_sigterm_ends_rl_ingest_as_ctrl_c_does failed so in CI, stop 37). The removal is done
+    again before the exit goes on: the run is published, the staging folder empty."""
+    from rooflake.store import publish
+
+    real = shutil.rmtree
+    calls: list[Path] = []
+
+    def interrupted(path: Path, *args: object, **kwargs: object) -> None:
+        calls.append(Path(path))
+        if len(calls) == 1:
+            assert Path(path).is_dir()
+            raise SystemExit(143)  # the signal, before rmtree removed anything
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(publish.shutil, "rmtree", interrupted)
+    root = tmp_path / "store"
+    with pytest.raises(SystemExit):
+        ingest_file(REPORT, root)
+    assert len(calls) == 2 and calls[0] == calls[1]
+    assert [p.name for p in (root / ".staging").iterdir()] == []
+    assert Store(root).doctor().num_rows == 0 and len(Store(root).run_ids()) == 1
+
+
 def test_a_live_writer_in_another_pid_namespace_keeps_its_staging(tmp_path: Path) -> None:
     """Writers in containers sharing one store volume: a writer's PID from another PID namespace is none here, so
     clean-up (every ingest) deleted its staging folder while it wrote, and its ingest failed ("No such file");
