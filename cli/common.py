@@ -10,7 +10,10 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from rooflake.cli import coercion
 from rooflake.schema import BadArgument, RooflakeError
+
+coercion.install()  # a value typer would hand back unchanged needs no pydantic (~0.1 s of every command)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -2,8 +2,9 @@
 
 Before :func:`rooflake.store.database.build` can read a store, an in-memory DuckDB database must start and hold the
 empty stand-in of every table (:func:`~rooflake.store.database.stand_ins`): ~25 ms, mostly inside DuckDB, outside
-the GIL, and the same whatever the store. Meanwhile typer builds the command and coerces its arguments, which
-imports pydantic (~60 ms holding the GIL, issue 14). ``rl``'s :func:`rooflake.cli.main` calls :func:`start` for a
+the GIL, and the same whatever the store. Meanwhile typer builds the command and coerces its arguments (which
+imported pydantic, ~60 ms holding the GIL, until :mod:`rooflake.cli.coercion` spared the values that need no
+conversion, issue 14). ``rl``'s :func:`rooflake.cli.main` calls :func:`start` for a
 command that reads the store, before typer runs; the next :func:`connect` takes what that thread made instead of
 making it again. Nothing that depends on the arguments is done early (which store, which runs, which settings):
 the connection handed out holds the stand-ins and nothing else, as a new one would.

@@ -1,0 +1,80 @@
+"""Lazy argument coercion for ``rl``: a value typer would hand back unchanged skips typer's pydantic adapter.
+
+typer (0.29, installed here) coerces every parameter's value through a pydantic ``TypeAdapter`` built on first use
+(``typer._coercion.build_runtime_param``), even a default that is already of its type: the first one imports
+pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (issue 14:
+<= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
+is already what typer would give (:func:`given`) is returned as it is, and any other value goes through the adapter
+typer builds (its own checks and error messages, unchanged). The typer coercion in force is checked against this
+one, parameter by parameter and value by value, for every command (``tests/test_cli_coercion.py``).
+
+With another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from typing import Any
+
+
+def given(annotation: Any, parser: Any, value: Any) -> tuple[bool, Any]:
+    """(True, what typer's coercion gives for ``value``) where that needs no adapter: a ``str`` for a ``str``
+    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, a list or
+    tuple of ``str`` for a ``list[str]`` one (as a list); else (False, None). Never with a custom ``parser``."""
+    if parser is not None:
+        return False, None
+    if annotation is str and type(value) is str:
+        return True, value
+    if annotation is bool and type(value) is bool:
+        return True, value
+    if isinstance(annotation, type) and issubclass(annotation, Enum) and isinstance(value, annotation):
+        return True, value
+    if annotation == list[str] and isinstance(value, list | tuple) and all(type(v) is str for v in value):
+        return True, list(value)
+    return False, None
+
+
+def install() -> None:
+    """Make typer's per-parameter coercion lazy (the module docstring); once, and only where typer has the
+    coercion this was written against."""
+    try:
+        from typer import _coercion, core
+    except ImportError:
+        return
+    param = getattr(core, "_TyperParameter", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    build: Any = getattr(_coercion, "build_runtime_param", None)
+    if param is None or base is None or build is None or getattr(param, "_rooflake_lazy", False):
+        return
+    if not dataclasses.is_dataclass(base) or not hasattr(param, "get_runtime_param"):
+        return
+
+    @dataclasses.dataclass(frozen=True)
+    class Lazy(base):  # type: ignore[misc, valid-type]
+        """typer's coercion of one parameter, its adapter built only for a value :func:`given` does not take."""
+
+        descriptor: Any = None
+        built: list[Any] = dataclasses.field(default_factory=list)  # typer's own RuntimeParam, once built
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            done, out = given(self.annotation, self.parameter_info.parser, value)
+            if done:
+                return out
+            if not self.built:
+                self.built.append(build(self.descriptor))
+            return self.built[0]._coerce_value(value, param=param, ctx=ctx)
+
+    def get_runtime_param(self: Any) -> Any:
+        if self._runtime_param is None:
+            d = self.type_descriptor
+            if d.file_annotation is not None:  # files are opened by typer's own (FileRuntimeParam)
+                self._runtime_param = build(d)
+            else:
+                self._runtime_param = Lazy(
+                    parameter_info=d.parameter_info, annotation=d.annotation, descriptor=d
+                )
+        return self._runtime_param
+
+    param.get_runtime_param = get_runtime_param
+    param._rooflake_lazy = True
