@@ -4,8 +4,9 @@ typer (0.29, installed here) coerces every parameter's value through a pydantic 
 (``typer._coercion.build_runtime_param``), even a default that is already of its type: the first one imports
 pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (issue 14:
 <= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
-is already what typer would give (:func:`given`) is returned as it is, and any other value goes through the adapter
-typer builds (its own checks and error messages, unchanged). The typer coercion in force is checked against this
+is already what typer would give (:func:`given`) is returned as it is, a path's text is made a ``Path`` (as
+pydantic makes it) and checked by typer's own path checks, and any other value goes through the adapter typer builds
+(its own checks and error messages, unchanged). The typer coercion in force is checked against this
 one, parameter by parameter and value by value, for every command (``tests/test_cli_coercion.py``).
 
 With another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing.
@@ -15,15 +16,25 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 
-def given(annotation: Any, parser: Any, value: Any) -> tuple[bool, Any]:
+def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
     """(True, what typer's coercion gives for ``value``) where that needs no adapter: a ``str`` for a ``str``
-    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, a list or
-    tuple of ``str`` for a ``list[str]`` one (as a list); else (False, None). Never with a custom ``parser``."""
-    if parser is not None:
+    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, an ``int``
+    or ``float`` (a default) for one of that type within its ``min``/``max``, a list or tuple of ``str`` for a
+    ``list[str]`` one (as a list); else (False, None). ``info``: the parameter's typer ``ParameterInfo``; never
+    with a custom ``parser``."""
+    if info.parser is not None:
         return False, None
+    if annotation in (int, float) and type(value) is annotation:
+        low, high = info.min, info.max
+        return (
+            (True, value)
+            if (low is None or value >= low) and (high is None or value <= high)
+            else (False, None)
+        )
     if annotation is str and type(value) is str:
         return True, value
     if annotation is bool and type(value) is bool:
@@ -39,12 +50,13 @@ def install() -> None:
     """Make typer's per-parameter coercion lazy (the module docstring); once, and only where typer has the
     coercion this was written against."""
     try:
-        from typer import _coercion, core
+        from typer import _coercion, _param_types, core
     except ImportError:
         return
     param = getattr(core, "_TyperParameter", None)
     base = getattr(_coercion, "RuntimeParam", None)
     build: Any = getattr(_coercion, "build_runtime_param", None)
+    path: Any = getattr(_param_types, "coerce_cli_path", None)
     if param is None or base is None or build is None or getattr(param, "_rooflake_lazy", False):
         return
     if not dataclasses.is_dataclass(base) or not hasattr(param, "get_runtime_param"):
@@ -58,9 +70,13 @@ def install() -> None:
         built: list[Any] = dataclasses.field(default_factory=list)  # typer's own RuntimeParam, once built
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            done, out = given(self.annotation, self.parameter_info.parser, value)
+            info = self.parameter_info
+            done, out = given(self.annotation, info, value)
             if done:
                 return out
+            if path is not None and self.annotation is Path and info.path_type is None and type(value) is str:
+                # typer's own path checks and messages, given the Path pydantic would make of the text
+                return path(Path(value), info, path_type=Path, param=param, ctx=ctx)
             if not self.built:
                 self.built.append(build(self.descriptor))
             return self.built[0]._coerce_value(value, param=param, ctx=ctx)

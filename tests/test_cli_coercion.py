@@ -31,8 +31,9 @@ def _params() -> list[tuple[str, Any]]:
 PARAMS = _params()
 
 
-def _values(param: Any) -> list[Any]:
-    """Values this parameter may be given: its default, texts as typed, and what its type admits."""
+def _values(param: Any, tmp: Path) -> list[Any]:
+    """Values this parameter may be given: its default, texts as typed, and what its type admits (paths that exist
+    as a file or a folder, or not; numbers at and past the ends of its range)."""
     d = param.type_descriptor
     out: list[Any] = [
         "x",
@@ -55,7 +56,11 @@ def _values(param: Any) -> list[Any]:
         out.append(param.default)
     if isinstance(d.annotation, type) and issubclass(d.annotation, Enum):
         out += [*d.annotation, *(m.value for m in d.annotation), *(m.name for m in d.annotation)]
-    out += [True, False, 0, 7, 2.5]
+    out += [True, False, 0, 7, 2.5, -1, float("nan"), 10**9]
+    out += [str(tmp / "file.txt"), str(tmp), str(tmp / "missing" / "x.png"), "./rel/x.html", Path("x.png")]
+    for end in (d.parameter_info.min, d.parameter_info.max):
+        if end is not None:
+            out += [end, end - 1, end + 1, float(end), str(end)]
     return out
 
 
@@ -69,15 +74,16 @@ def _outcome(runtime: Any, param: Any, ctx: Any, value: Any) -> tuple[str, Any]:
 
 
 @pytest.mark.parametrize(("command", "param"), PARAMS, ids=[f"{c}:{p.name}" for c, p in PARAMS])
-def test_lazy_coercion_gives_what_typers_own_gives(command: str, param: Any) -> None:
+def test_lazy_coercion_gives_what_typers_own_gives(command: str, param: Any, tmp_path: Path) -> None:
     """Same value (and type), or the same error and message, as ``typer._coercion.build_runtime_param``."""
     import click
 
+    (tmp_path / "file.txt").write_text("x")
     ctx = click.Context(typer.main.get_command(app))
     ours = param.get_runtime_param()
     theirs = _coercion.build_runtime_param(param.type_descriptor)
     checked = 0
-    for value in _values(param):
+    for value in _values(param, tmp_path):
         if isinstance(value, (list, tuple)) and not (param.multiple or param.nargs == -1):
             continue  # click hands a single-valued parameter one value
         assert _outcome(ours, param, ctx, value) == _outcome(theirs, param, ctx, value), (command, value)
@@ -101,14 +107,29 @@ def test_install_changed_every_parameter_but_files() -> None:
         (list[str], ("a", "b"), (True, ["a", "b"])),
         (list[str], ["a", 1], (False, None)),
         (Path, "p", (False, None)),
-        (int, 3, (False, None)),
+        (int, "3", (False, None)),
     ],
 )
 def test_given_takes_only_values_typer_hands_back(
     annotation: Any, value: Any, expected: tuple[bool, Any]
 ) -> None:
-    assert coercion.given(annotation, None, value) == expected
-    assert coercion.given(annotation, str.upper, value) == (False, None)  # a custom parser always runs
+    from typer.models import OptionInfo
+
+    assert coercion.given(annotation, OptionInfo(), value) == expected
+    assert coercion.given(annotation, OptionInfo(parser=str.upper), value) == (
+        False,
+        None,
+    )  # a parser always runs
+
+
+def test_given_takes_a_number_only_within_its_range() -> None:
+    from typer.models import OptionInfo
+
+    assert coercion.given(int, OptionInfo(min=1), 1) == (True, 1)
+    assert coercion.given(int, OptionInfo(min=1), 0) == (False, None)  # typer's adapter says why
+    assert coercion.given(int, OptionInfo(min=1), "2") == (False, None)  # text: typer converts it
+    assert coercion.given(float, OptionInfo(max=1.0), float("nan")) == (False, None)
+    assert coercion.given(int, OptionInfo(), True) == (False, None)  # a bool is no int here
 
 
 def test_a_bad_choice_is_still_typers_error(tmp_path: Path) -> None:
