@@ -5,8 +5,8 @@ typer (0.29, installed here) coerces every parameter's value through a pydantic 
 pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (issue 14:
 <= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
 is already what typer would give (:func:`given`) is returned as it is, a path's text is made a ``Path`` (as
-pydantic makes it) and checked by typer's own path checks, and any other value goes through the adapter typer builds
-(its own checks and error messages, unchanged). The typer coercion in force is checked against this
+pydantic makes it) and checked by typer's own path checks, a choice's text is matched by typer's own function, and
+any other value goes through the adapter typer builds (its own checks and error messages, unchanged). The typer coercion in force is checked against this
 one, parameter by parameter and value by value, for every command (``tests/test_cli_coercion.py``).
 
 With another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing.
@@ -14,6 +14,7 @@ With another typer (no ``typer._coercion``, or a different shape of it) :func:`i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from enum import Enum
 from pathlib import Path
@@ -39,11 +40,15 @@ def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
         return True, value
     if annotation is bool and type(value) is bool:
         return True, value
-    if isinstance(annotation, type) and issubclass(annotation, Enum) and isinstance(value, annotation):
+    if _is_enum(annotation) and isinstance(value, annotation):
         return True, value
     if annotation == list[str] and isinstance(value, list | tuple) and all(type(v) is str for v in value):
         return True, list(value)
     return False, None
+
+
+def _is_enum(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Enum)
 
 
 def install() -> None:
@@ -57,6 +62,7 @@ def install() -> None:
     base = getattr(_coercion, "RuntimeParam", None)
     build: Any = getattr(_coercion, "build_runtime_param", None)
     path: Any = getattr(_param_types, "coerce_cli_path", None)
+    choice: Any = getattr(_param_types, "coerce_cli_choice", None)
     if param is None or base is None or build is None or getattr(param, "_rooflake_lazy", False):
         return
     if not dataclasses.is_dataclass(base) or not hasattr(param, "get_runtime_param"):
@@ -77,6 +83,12 @@ def install() -> None:
             if path is not None and self.annotation is Path and info.path_type is None and type(value) is str:
                 # typer's own path checks and messages, given the Path pydantic would make of the text
                 return path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            if choice is not None and _is_enum(self.annotation) and type(value) is str:
+                # typer's own match of a choice's text (a text that matches none: typer's adapter says so)
+                with contextlib.suppress(ValueError):
+                    return choice(
+                        value, choices=tuple(self.annotation), case_sensitive=info.case_sensitive, ctx=ctx
+                    )
             if not self.built:
                 self.built.append(build(self.descriptor))
             return self.built[0]._coerce_value(value, param=param, ctx=ctx)

@@ -55,7 +55,8 @@ def _values(param: Any, tmp: Path) -> list[Any]:
     if param.default is not None and not callable(param.default):
         out.append(param.default)
     if isinstance(d.annotation, type) and issubclass(d.annotation, Enum):
-        out += [*d.annotation, *(m.value for m in d.annotation), *(m.name for m in d.annotation)]
+        texts = [str(m.value) for m in d.annotation] + [m.name for m in d.annotation]
+        out += [*d.annotation, *texts, *(t.upper() for t in texts), *(f" {t}" for t in texts)]
     out += [True, False, 0, 7, 2.5, -1, float("nan"), 10**9]
     out += [str(tmp / "file.txt"), str(tmp), str(tmp / "missing" / "x.png"), "./rel/x.html", Path("x.png")]
     for end in (d.parameter_info.min, d.parameter_info.max):
