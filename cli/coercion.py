@@ -4,10 +4,11 @@ typer (0.29, installed here) coerces every parameter's value through a pydantic 
 (``typer._coercion.build_runtime_param``), even a default that is already of its type: the first one imports
 pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (issue 14:
 <= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
-is already what typer would give (:func:`given`) is returned as it is, a path's text is made a ``Path`` (as
-pydantic makes it) and checked by typer's own path checks, a choice's text is matched by typer's own function, and
-any other value goes through the adapter typer builds (its own checks and error messages, unchanged). The typer coercion in force is checked against this
-one, parameter by parameter and value by value, for every command (``tests/test_cli_coercion.py``).
+is already what typer would give, or plain decimal digits for an ``int`` (:func:`given`), is returned as typer would
+return it; a path's text is made a ``Path`` (as pydantic makes it) and checked by typer's own path checks; a choice's
+text is matched by typer's own function; any other value goes through the adapter typer builds (its own checks and
+error messages, unchanged). The typer coercion in force is checked against this one, parameter by parameter and
+value by value, for every command (``tests/test_cli_coercion.py``).
 
 With another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,14 @@ from typing import Any
 
 def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
     """(True, what typer's coercion gives for ``value``) where that needs no adapter: a ``str`` for a ``str``
-    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, an ``int``
-    or ``float`` (a default) for one of that type within its ``min``/``max``, a list or tuple of ``str`` for a
-    ``list[str]`` one (as a list); else (False, None). ``info``: the parameter's typer ``ParameterInfo``; never
-    with a custom ``parser``."""
+    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, an ``int`` (a
+    default, or plain decimal digits: :data:`_DIGITS`) or a ``float`` (a default) for one of that type within its
+    ``min``/``max``, a list or tuple of ``str`` for a ``list[str]`` one (as a list); else (False, None). ``info``:
+    the parameter's typer ``ParameterInfo``; never with a custom ``parser``."""
     if info.parser is not None:
         return False, None
+    if annotation is int and type(value) is str and _DIGITS.fullmatch(value):
+        value = int(value)  # plain decimal digits: the int pydantic makes of them
     if annotation in (int, float) and type(value) is annotation:
         low, high = info.min, info.max
         return (
@@ -45,6 +49,11 @@ def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
     if annotation == list[str] and isinstance(value, list | tuple) and all(type(v) is str for v in value):
         return True, list(value)
     return False, None
+
+
+# the texts of an int parameter taken without pydantic: decimal digits, no sign, no leading zero, no separators (any
+# other text, "+3", "007", "1_000", " 3", goes through typer's adapter, whatever it makes of it)
+_DIGITS = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
 def _is_enum(annotation: Any) -> bool:

@@ -57,7 +57,25 @@ def _values(param: Any, tmp: Path) -> list[Any]:
     if isinstance(d.annotation, type) and issubclass(d.annotation, Enum):
         texts = [str(m.value) for m in d.annotation] + [m.name for m in d.annotation]
         out += [*d.annotation, *texts, *(t.upper() for t in texts), *(f" {t}" for t in texts)]
-    out += [True, False, 0, 7, 2.5, -1, float("nan"), 10**9]
+    out += [
+        True,
+        False,
+        0,
+        7,
+        2.5,
+        -1,
+        float("nan"),
+        10**9,
+        "42",
+        "007",
+        "+3",
+        "-3",
+        " 3",
+        "1_000",
+        "٣",
+        "1e3",
+    ]
+    out += ["9" * 18, "9" * 19, "00"]
     out += [str(tmp / "file.txt"), str(tmp), str(tmp / "missing" / "x.png"), "./rel/x.html", Path("x.png")]
     for end in (d.parameter_info.min, d.parameter_info.max):
         if end is not None:
@@ -108,7 +126,8 @@ def test_install_changed_every_parameter_but_files() -> None:
         (list[str], ("a", "b"), (True, ["a", "b"])),
         (list[str], ["a", 1], (False, None)),
         (Path, "p", (False, None)),
-        (int, "3", (False, None)),
+        (int, "3", (True, 3)),
+        (int, "03", (False, None)),
     ],
 )
 def test_given_takes_only_values_typer_hands_back(
@@ -128,7 +147,9 @@ def test_given_takes_a_number_only_within_its_range() -> None:
 
     assert coercion.given(int, OptionInfo(min=1), 1) == (True, 1)
     assert coercion.given(int, OptionInfo(min=1), 0) == (False, None)  # typer's adapter says why
-    assert coercion.given(int, OptionInfo(min=1), "2") == (False, None)  # text: typer converts it
+    assert coercion.given(int, OptionInfo(min=1), "2") == (True, 2)  # plain digits
+    assert coercion.given(int, OptionInfo(min=1), "0") == (False, None)
+    assert coercion.given(int, OptionInfo(), "+2") == (False, None)  # any other text: typer converts it
     assert coercion.given(float, OptionInfo(max=1.0), float("nan")) == (False, None)
     assert coercion.given(int, OptionInfo(), True) == (False, None)  # a bool is no int here
 
