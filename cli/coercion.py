@@ -6,7 +6,7 @@ pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1
 <= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
 is already what typer would give, or plain decimal digits for an ``int`` (:func:`given`), is returned as typer would
 return it; a path's text is made a ``Path`` (as pydantic makes it) and checked by typer's own path checks; a choice's
-text is matched by typer's own function; any other value goes through the adapter typer builds (its own checks and
+text or member is matched by typer's own function; any other value goes through the adapter typer builds (its own checks and
 error messages, unchanged). The typer coercion in force is checked against this one, parameter by parameter and
 value by value, for every command (``tests/test_cli_coercion.py``).
 
@@ -25,7 +25,7 @@ from typing import Any
 
 def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
     """(True, what typer's coercion gives for ``value``) where that needs no adapter: a ``str`` for a ``str``
-    parameter, a member of an ``Enum`` parameter's class (a default), a ``bool`` for a ``bool`` one, an ``int`` (a
+    parameter, a ``bool`` for a ``bool`` one, an ``int`` (a
     default, or plain decimal digits: :data:`_DIGITS`) or a ``float`` (a default) for one of that type within its
     ``min``/``max``, a list or tuple of ``str`` for a ``list[str]`` one (as a list); else (False, None). ``info``:
     the parameter's typer ``ParameterInfo``; never with a custom ``parser``."""
@@ -44,8 +44,6 @@ def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
         return True, value
     if annotation is bool and type(value) is bool:
         return True, value
-    if _is_enum(annotation) and isinstance(value, annotation):
-        return True, value
     if annotation == list[str] and isinstance(value, list | tuple) and all(type(v) is str for v in value):
         return True, list(value)
     return False, None
@@ -54,10 +52,6 @@ def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
 # the texts of an int parameter taken without pydantic: decimal digits, no sign, no leading zero, no separators (any
 # other text, "+3", "007", "1_000", " 3", goes through typer's adapter, whatever it makes of it)
 _DIGITS = re.compile(r"0|[1-9][0-9]{0,17}")
-
-
-def _is_enum(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, Enum)
 
 
 def install() -> None:
@@ -72,6 +66,7 @@ def install() -> None:
     build: Any = getattr(_coercion, "build_runtime_param", None)
     path: Any = getattr(_param_types, "coerce_cli_path", None)
     choice: Any = getattr(_param_types, "coerce_cli_choice", None)
+    choices: Any = getattr(_param_types, "choice_coercion_annotation", None)
     if param is None or base is None or build is None or getattr(param, "_rooflake_lazy", False):
         return
     if not dataclasses.is_dataclass(base) or not hasattr(param, "get_runtime_param"):
@@ -92,12 +87,12 @@ def install() -> None:
             if path is not None and self.annotation is Path and info.path_type is None and type(value) is str:
                 # typer's own path checks and messages, given the Path pydantic would make of the text
                 return path(Path(value), info, path_type=Path, param=param, ctx=ctx)
-            if choice is not None and _is_enum(self.annotation) and type(value) is str:
-                # typer's own match of a choice's text (a text that matches none: typer's adapter says so)
+            spec = choices(self.annotation, info) if choice is not None and choices is not None else None
+            if spec is not None and isinstance(value, str | Enum):
+                # typer's own match of a choice (a member, its text; a text that matches none: typer's adapter
+                # says so)
                 with contextlib.suppress(ValueError):
-                    return choice(
-                        value, choices=tuple(self.annotation), case_sensitive=info.case_sensitive, ctx=ctx
-                    )
+                    return choice(value, choices=spec[0], case_sensitive=spec[1], ctx=ctx)
             if not self.built:
                 self.built.append(build(self.descriptor))
             return self.built[0]._coerce_value(value, param=param, ctx=ctx)

@@ -136,10 +136,8 @@ def test_given_takes_only_values_typer_hands_back(
     from typer.models import OptionInfo
 
     assert coercion.given(annotation, OptionInfo(), value) == expected
-    assert coercion.given(annotation, OptionInfo(parser=str.upper), value) == (
-        False,
-        None,
-    )  # a parser always runs
+    # a custom parser always runs
+    assert coercion.given(annotation, OptionInfo(parser=str.upper), value) == (False, None)
 
 
 def test_given_takes_a_number_only_within_its_range() -> None:
