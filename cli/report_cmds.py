@@ -45,7 +45,7 @@ def section(r: Any) -> dict[str, Any]:
     (:func:`rooflake.cli.ceilings_cmds.roofs_text`), and their legends the source of each roof."""
     from rooflake.cli.ceilings_cmds import roofs_text
     from rooflake.cli.roofline_cmds import time_chart
-    from rooflake.render import roofline_chart, zero_flop_table
+    from rooflake.render import roofline_spec, zero_flop_table
     from rooflake.schema import RooflakeError
 
     run = r.run
@@ -69,7 +69,7 @@ def section(r: Any) -> dict[str, Any]:
     try:
         if r.roofline_note is not None:  # the source has no ceiling of this run's machine
             raise RooflakeError(r.roofline_note)
-        chart = roofline_chart(r.points, r.ceilings, level="all", precision="all", title=f"run {r.run_id}")
+        chart = roofline_spec(r.points, r.ceilings, level="all", precision="all", title=f"run {r.run_id}")
         sec["charts"].append(("hierarchical roofline", chart))
     except RooflakeError as e:
         sec["notes"].append(f"no roofline: {e}")

@@ -29,13 +29,13 @@ def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, pre
     return title + (f" · NVTX layers at depth {depth}" if grain == "layer" else "")
 
 
-def time_chart(view: Any) -> Any:
-    """The chart of a :class:`rooflake.views.time_roofline.TimeRoofline` (time vs complexity above the complexity
-    plane)."""
-    from rooflake.render import time_roofline_chart
+def time_chart(view: Any) -> dict[str, Any]:
+    """The Vega-Lite spec (a dict, built without Altair) of a :class:`rooflake.views.time_roofline.TimeRoofline`'s
+    chart: time vs complexity above the complexity plane."""
+    from rooflake.render import time_roofline_spec
 
     title = roofline_title(view.run, view.run_id, view.grain, view.depth, prefix="Time-based roofline · ")
-    return time_roofline_chart(
+    return time_roofline_spec(
         view.points, view.ceilings, level=view.level, title=titled(title, getattr(view, "provenance", None))
     )
 

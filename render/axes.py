@@ -151,28 +151,22 @@ def flops_y_spec(field: str, lo: float, hi: float) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class LogAxis:
-    """A log axis (title, domain) that makes the x or y encoding of any field on it (SI ticks, grid)."""
+    """A log axis (title, domain) that makes the x or y encoding of any field on it (SI ticks, grid), as the
+    Vega-Lite dict Altair's ``to_dict`` gives of ``alt.X(field + ":Q", scale=alt.Scale(type="log", ...),
+    axis=alt.Axis(...))``: keys in name order, built without Altair (issue 14)."""
 
     title: str
     dom: tuple[float, float]
 
-    def parts(self) -> dict[str, Any]:
-        """The ``scale`` and ``axis`` of an encoding on this axis."""
-        import altair as alt
-
+    def x(self, field: str) -> dict[str, Any]:
+        """The x encoding of ``field`` (quantitative) on this axis."""
         return {
-            "scale": alt.Scale(type="log", domain=list(self.dom), nice=False),
-            "axis": alt.Axis(title=self.title, format="~s", values=decades(*self.dom), grid=True),
+            "axis": {"format": "~s", "grid": True, "title": self.title, "values": decades(*self.dom)},
+            "field": field,
+            "scale": {"domain": list(self.dom), "nice": False, "type": "log"},
+            "type": "quantitative",
         }
 
-    def x(self, field: str) -> alt.X:
-        """The x encoding of ``field`` (quantitative) on this axis."""
-        import altair as alt
-
-        return alt.X(f"{field}:Q", **self.parts())
-
-    def y(self, field: str) -> alt.Y:
-        """The y encoding of ``field`` (quantitative) on this axis."""
-        import altair as alt
-
-        return alt.Y(f"{field}:Q", **self.parts())
+    def y(self, field: str) -> dict[str, Any]:
+        """The y encoding of ``field`` (quantitative) on this axis: the same dict as :meth:`x`."""
+        return self.x(field)

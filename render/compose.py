@@ -19,7 +19,7 @@ from typing import Any
 
 import altair as alt
 
-__all__ = ["hconcat_chart", "layer_chart", "vconcat_chart"]
+__all__ = ["altair_chart", "hconcat_chart", "layer_chart", "vconcat_chart"]
 
 _LAYER_PROPS = ("height", "width", "view")
 
@@ -87,3 +87,24 @@ def vconcat_chart(parts: list[Any], **props: Any) -> alt.VConcatChart:
         return alt.VConcatChart(vconcat=parts, **props)
     _renamed(parts)
     return _made(alt.VConcatChart, data=alt.Undefined, vconcat=parts, **props)  # type: ignore[no-any-return]
+
+
+def altair_chart(spec: dict[str, Any]) -> Any:
+    """The Altair chart of a Vega-Lite ``spec`` dict built by this package (layers of ``data`` by name, ``mark``,
+    ``encoding``, ``name``; ``layer``, ``hconcat`` and ``vconcat`` of them): Altair's own classes holding the
+    spec's dicts, so that ``to_dict()`` gives ``spec`` again (validated) and the chart composes, saves and
+    displays as any Altair chart. ``$schema`` and ``config`` are left to Altair's ``to_dict``, which adds its own
+    (the default theme's config, as the spec holds it). ``alt.Chart.from_dict`` does the same in 0.5-0.8 s for a
+    time-based roofline, resolving every property against the schema."""
+    return _altair_part({k: v for k, v in spec.items() if k not in ("$schema", "config")})
+
+
+def _altair_part(part: dict[str, Any]) -> Any:
+    """One (sub-)chart of :func:`altair_chart`."""
+    for key, make in (("layer", layer_chart), ("hconcat", hconcat_chart), ("vconcat", vconcat_chart)):
+        if key in part:
+            props = {k: v for k, v in part.items() if k != key}
+            return make([_altair_part(p) for p in part[key]], **props)
+    data = alt.NamedData(name=part["data"]["name"])
+    encoding = alt.FacetedEncoding(**part["encoding"])  # an object: Altair's layering reads its channels
+    return alt.Chart(data, mark=part["mark"], encoding=encoding, name=part["name"])

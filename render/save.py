@@ -136,6 +136,8 @@ def _spec_dict(chart: Any) -> dict[str, Any]:
     of a report's time; the charts are built by this package, and tests/test_render_speed.py checks for every
     kind that the spec validates and equals Altair's ``to_dict()``.
     """
+    if isinstance(chart, dict):  # a spec built as a dict (roofline_spec, time_roofline_spec): as it is
+        return chart
     if not isinstance(chart, _COMPOSITES) or chart.data is not alt.Undefined:
         return _altair_spec(chart)
     context: dict[str, Any] = {"datasets": {}}
@@ -221,13 +223,14 @@ def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None, noun: st
 
 
 def save_chart(
-    chart: alt.TopLevelMixin,
+    chart: alt.TopLevelMixin | dict[str, Any],
     path: str | os.PathLike[str],
     *,
     below: pl.DataFrame | None = None,
     noun: str = "kernel",
 ) -> None:
-    """Write ``chart`` to ``path``, the format chosen by the suffix; works offline.
+    """Write ``chart`` (an Altair chart or a Vega-Lite spec dict) to ``path``, the format chosen by the suffix;
+    works offline.
 
     - ``.html``: :func:`chart_html` (JavaScript embedded, no CDN); when ``below`` (the :func:`zero_flop_table` of
       the run) has rows, an HTML table "Kernels without FLOPs (no place on a log-AI axis)" follows the chart:
@@ -262,5 +265,6 @@ def save_chart(
 
 
 def spec_dict(chart: Any) -> dict[str, Any]:
-    """The Vega-Lite spec of ``chart`` as a dict (fast path for charts with large top-level datasets)."""
+    """The Vega-Lite spec of ``chart`` (an Altair chart, or a spec dict, returned as it is) as a dict (fast path for
+    charts with large top-level datasets)."""
     return _spec_dict(chart)

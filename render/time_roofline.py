@@ -1,4 +1,10 @@
-"""Time-based roofline charts (Altair / Vega-Lite specs): rows of the ``time_roofline`` query in, charts out.
+"""Time-based roofline charts: rows of the ``time_roofline`` query in, Vega-Lite specs out.
+
+The specs are built as plain dicts (:func:`time_roofline_spec`, :func:`time_vs_complexity_spec`,
+:func:`complexity_plane_spec`), the dicts Altair's ``to_dict`` gave of the Altair charts this module built before,
+key for key and in the same order (tests/test_time_spec.py: golden specs of real reports), so that ``rl report``
+imports no Altair (issue 14: 0.2-0.3 s of a report's process). The ``*_chart`` functions give the same specs as
+Altair charts (:func:`rooflake.render.compose.altair_chart`), to compose, display or save.
 
 Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline for Deep Learning Performance Analysis", arXiv
 2009.04598 (DESIGN.md section 5): a kernel with F FLOPs and Q_l bytes at level l takes at least
@@ -21,16 +27,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 
 from rooflake.render.axes import LogAxis, decades, padded_range, slope_angle
-from rooflake.render.compose import hconcat_chart, layer_chart, vconcat_chart
 from rooflake.render.formats import ChartTitle, duration, runs_said, si, truncate
 from rooflake.render.inputs import Table, ceiling_rows, conform, frame, positive, values
-from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline
+from rooflake.render.marks import LEVEL_LABEL, bound_order, bound_shape, flag_outline_spec
 from rooflake.render.roofs import (
     PRECISION_CEILINGS,
     SOURCE_COLOR,
@@ -40,9 +44,21 @@ from rooflake.render.roofs import (
     split_overlay,
     wanted_compute,
 )
+from rooflake.render.rows import SCHEMA_URL, THEME_CONFIG, layer_spec, mark_spec, tooltips_spec
 from rooflake.schema import RooflineDataError
 
-__all__ = ["TIME_LEVELS", "complexity_plane_chart", "time_roofline_chart", "time_vs_complexity_chart"]
+if TYPE_CHECKING:
+    import altair as alt
+
+__all__ = [
+    "TIME_LEVELS",
+    "complexity_plane_chart",
+    "complexity_plane_spec",
+    "time_roofline_chart",
+    "time_roofline_spec",
+    "time_vs_complexity_chart",
+    "time_vs_complexity_spec",
+]
 
 #: ``level`` arguments: the memory level of the bytes axis.
 TIME_LEVELS = ("dram", "l2", "l1")
@@ -174,38 +190,35 @@ def _labels(lines: list[dict[str, Any]], angle: float) -> list[dict[str, Any]]:
     return out
 
 
+def _nominal(field: str, **props: Any) -> dict[str, Any]:
+    """A nominal channel of ``field`` as Altair's ``to_dict`` gives it (keys in name order)."""
+    return {"field": field, **dict(sorted(props.items())), "type": "nominal"}
+
+
 def _line_layers(
     name: str, ax: LogAxis, ay: LogAxis, lines: list[dict[str, Any]], angle: float, colors: dict[str, str]
-) -> tuple[list[alt.Chart], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Line and label layers, and their datasets ``rl_<name>_lines`` (label, kind, x, y, color, dash) and
     ``rl_<name>_labels`` (text, kind, x, y, angle, color). Colours and dashes are per row (identity scales), so
     they never share a scale with the points' kernel colours."""
     styled = [{**r, "color": colors[r["kind"]], "dash": _DASH[r["kind"]]} for r in lines]
     labels = [{**r, "color": colors[r["kind"]]} for r in _labels(lines, angle)]
-    x_enc, y_enc = ax.x("x"), ay.y("y")
-    line = (
-        alt.Chart(alt.NamedData(name=f"rl_{name}_lines"), name=f"{name}_lines")
-        .mark_line(clip=True, strokeWidth=1.6)
-        .encode(
-            x=x_enc,
-            y=y_enc,
-            detail=alt.Detail("label:N"),
-            color=alt.Color("color:N", scale=None),
-            strokeDash=alt.StrokeDash("dash:N", scale=None),
-            tooltip=[alt.Tooltip("label:N", title="line")],
-        )
-    )
-    text = (
-        alt.Chart(alt.NamedData(name=f"rl_{name}_labels"), name=f"{name}_labels")
-        .mark_text(align="right", baseline="bottom", dy=-3, fontSize=10, clip=True)
-        .encode(
-            x=x_enc,
-            y=y_enc,
-            text=alt.Text("text:N"),
-            angle=alt.Angle("angle:Q", scale=None),
-            color=alt.Color("color:N", scale=None),
-        )
-    )
+    xy = {"x": ax.x("x"), "y": ay.y("y")}
+    color = _nominal("color", scale=None)
+    line = layer_spec(
+        f"rl_{name}_lines",
+        mark_spec("line", clip=True, strokeWidth=1.6),
+        {**xy, "detail": _nominal("label"), "color": color, "strokeDash": _nominal("dash", scale=None),
+         "tooltip": tooltips_spec([("label:N", "line", None)])},
+        f"{name}_lines",
+    )  # fmt: skip
+    text = layer_spec(
+        f"rl_{name}_labels",
+        mark_spec("text", align="right", baseline="bottom", dy=-3, fontSize=10, clip=True),
+        {**xy, "text": _nominal("text"), "angle": {"field": "angle", "scale": None, "type": "quantitative"},
+         "color": color},
+        f"{name}_labels",
+    )  # fmt: skip
     return [line, text], {f"rl_{name}_lines": styled, f"rl_{name}_labels": labels}
 
 
@@ -217,6 +230,20 @@ _DASH = {
     "ridge": [6, 3],
     "overlay": [5, 3],
 }
+_POINT_TOOLTIP: list[tuple[str, str, str | None]] = [
+    ("name:N", "name", None),
+    ("bound:N", "bound", None),
+    ("duration_ns:Q", "T (ns)", ",.0f"),
+    ("t_min_ns:Q", "T_min (ns)", ",.0f"),
+    ("inefficiency:Q", "s = T / T_min", ".3~f"),
+    ("flops:Q", "F (FLOP)", ".4~s"),
+    ("bytes:Q", "Q (byte)", ".4~s"),
+    ("compute_time_ns:Q", "F / P (ns)", ",.1f"),
+    ("level_time_ns:Q", "Q / W (ns)", ",.1f"),
+    ("overhead_floor_ns:Q", "overhead floor (ns)", ",.0f"),
+    ("precision:N", "pipe", None),
+    ("flags:N", "flags", None),
+]
 
 
 def _point_layers(
@@ -228,47 +255,42 @@ def _point_layers(
     ax: LogAxis,
     ay: LogAxis,
     bounds: list[str],
-) -> list[alt.Chart]:
+) -> list[dict[str, Any]]:
     """Rule from measured to ideal, hollow ideal mark, filled measured mark (one per row of rl_<name>_points)."""
-    data = alt.NamedData(name=f"rl_{name}_points")
-    color = alt.Color("kernel:N", title="Kernel / layer", legend=alt.Legend(labelLimit=260, symbolLimit=20))
-    shape = alt.Shape(
-        "bound:N",
+    data = f"rl_{name}_points"
+    color = _nominal("kernel", title="Kernel / layer", legend={"labelLimit": 260, "symbolLimit": 20})
+    shape = _nominal(
+        "bound",
         title="Bound (○ ideal, ● measured)",
-        scale=alt.Scale(domain=bounds, range=[bound_shape(b) for b in bounds]),
+        scale={"domain": bounds, "range": [bound_shape(b) for b in bounds]},
     )
-    tooltip = [
-        alt.Tooltip("name:N", title="name"),
-        alt.Tooltip("bound:N", title="bound"),
-        alt.Tooltip("duration_ns:Q", title="T (ns)", format=",.0f"),
-        alt.Tooltip("t_min_ns:Q", title="T_min (ns)", format=",.0f"),
-        alt.Tooltip("inefficiency:Q", title="s = T / T_min", format=".3~f"),
-        alt.Tooltip("flops:Q", title="F (FLOP)", format=".4~s"),
-        alt.Tooltip("bytes:Q", title="Q (byte)", format=".4~s"),
-        alt.Tooltip("compute_time_ns:Q", title="F / P (ns)", format=",.1f"),
-        alt.Tooltip("level_time_ns:Q", title="Q / W (ns)", format=",.1f"),
-        alt.Tooltip("overhead_floor_ns:Q", title="overhead floor (ns)", format=",.0f"),
-        alt.Tooltip("precision:N", title="pipe"),
-        alt.Tooltip("flags:N", title="flags"),
-    ]
+    tooltip = tooltips_spec(_POINT_TOOLTIP)
     x_enc, y_enc = ax.x(x_field), ay.y(y_field)
-    x_ideal, y_ideal = ax.x(ideal_x), ay.y(ideal_y)
     return [
-        alt.Chart(data, name=f"{name}_gap")
-        .mark_rule(opacity=0.45, strokeWidth=1.2)
-        .encode(x=x_enc, y=y_enc, x2=alt.X2(f"{ideal_x}:Q"), y2=alt.Y2(f"{ideal_y}:Q"), color=color),
-        alt.Chart(data, name=f"{name}_ideal")
-        .mark_point(filled=False, size=90, strokeWidth=1.6)
-        .encode(x=x_ideal, y=y_ideal, color=color, shape=shape, tooltip=tooltip),
-        alt.Chart(data, name=f"{name}_measured")
-        .mark_point(filled=True, size=100, opacity=0.95)
-        .encode(
-            x=x_enc,
-            y=y_enc,
-            color=color,
-            shape=shape,
-            **flag_outline(),
-            tooltip=tooltip,
+        layer_spec(
+            data,
+            mark_spec("rule", opacity=0.45, strokeWidth=1.2),
+            {"x": x_enc, "y": y_enc, "x2": {"field": ideal_x}, "y2": {"field": ideal_y}, "color": color},
+            f"{name}_gap",
+        ),
+        layer_spec(
+            data,
+            mark_spec("point", filled=False, size=90, strokeWidth=1.6),
+            {"x": ax.x(ideal_x), "y": ay.y(ideal_y), "color": color, "shape": shape, "tooltip": tooltip},
+            f"{name}_ideal",
+        ),
+        layer_spec(
+            data,
+            mark_spec("point", filled=True, size=100, opacity=0.95),
+            {
+                "x": x_enc,
+                "y": y_enc,
+                "color": color,
+                "shape": shape,
+                **flag_outline_spec(),
+                "tooltip": tooltip,
+            },
+            f"{name}_measured",
         ),
     ]
 
@@ -355,7 +377,7 @@ def _prepare(rows: Table, ceilings: Table, level: str) -> _Rows:
     return _Rows(df, t_o, source, ceil, level, others)
 
 
-def _time_vs_complexity(r: _Rows) -> tuple[list[alt.LayerChart], dict[str, Any]]:
+def _time_vs_complexity(r: _Rows) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The two time panels (T vs F, T vs Q at the level), to be put side by side, and their datasets."""
     lv = LEVEL_LABEL[r.level]
     by_f = _point_cols(r.df.filter(_drawable("flops")))
@@ -408,7 +430,7 @@ def _time_panel(
     kind: str,
     roof_rows: tuple[pl.DataFrame, pl.DataFrame],
     y_dom: tuple[float, float],
-) -> tuple[alt.LayerChart, dict[str, Any]]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """One panel: measured T (and T_min) of ``pts`` against column ``name`` (flops | bytes), the bound lines of
     ``roof_rows`` (the points' source's rows, and the other sources' drawn dashed; ``kind`` compute | bandwidth),
     the t_o floor, and each layer's n · t_o tick."""
@@ -424,14 +446,12 @@ def _time_panel(
     layers, line_data = _line_layers(f"tc_{name}", ax, ay, lines, -slope_angle(x_dom, y_dom, _W, _H), colors)
     layers += _point_layers(f"tc_{name}", name, "time_s", name, "t_min_s", ax, ay, _bounds(pts))
     if (r.df.get_column("n_kernels").fill_null(1) > 1).any():  # layers: each one's n * t_o floor
-        layers.append(
-            alt.Chart(alt.NamedData(name=f"rl_tc_{name}_points"), name=f"tc_{name}_floors")
-            .mark_tick(orient="horizontal", thickness=2, size=16, color=_FLOOR_COLOR, opacity=0.8)
-            .encode(x=ax.x(name), y=ay.y("floor_s"))
-        )
+        tick = mark_spec("tick", orient="horizontal", thickness=2, size=16, color=_FLOOR_COLOR, opacity=0.8)
+        layers.append(layer_spec(f"rl_tc_{name}_points", tick, {"x": ax.x(name), "y": ay.y("floor_s")},
+                                 f"tc_{name}_floors"))  # fmt: skip
     what = "FLOPs" if name == "flops" else LEVEL_LABEL[r.level] + " bytes"
-    head = alt.TitleParams(f"Time vs {what} ({pts.height} drawn)", anchor="start", fontSize=12)
-    panel = layer_chart(layers, width=_W, height=_H, title=head)
+    head = {"text": f"Time vs {what} ({pts.height} drawn)", "anchor": "start", "fontSize": 12}
+    panel = {"layer": layers, "width": _W, "height": _H, "title": head}
     return panel, {f"rl_tc_{name}_points": values(pts), **line_data}
 
 
@@ -461,23 +481,21 @@ def _plane_lines(
     return lines
 
 
-def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[alt.Chart]:
+def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[dict[str, Any]]:
     """The launch-overhead box(es) F < P t_o, Q < W t_o (dataset ``rl_cp_boxes``) and their label."""
-    box = (
-        alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box")
-        .mark_rect(color=_FLOOR_COLOR, fillOpacity=0.12, stroke=_FLOOR_COLOR, strokeOpacity=0.7, strokeDash=[5, 3],
-                   clip=True)
-        .encode(x=ax.x("x"), y=ay.y("y"), x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q"), tooltip=[alt.Tooltip("label:N", title="")])
-    )  # fmt: skip
-    text = (
-        alt.Chart(alt.NamedData(name="rl_cp_boxes"), name="cp_overhead_box_label")
-        .mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
-        .encode(x=ax.x("x2"), y=ay.y("y2"), text=alt.TextValue(f"t_o box ({duration(t_o)})"))
-    )
-    return [box, text]
+    rect = mark_spec("rect", color=_FLOOR_COLOR, fillOpacity=0.12, stroke=_FLOOR_COLOR, strokeOpacity=0.7,
+                     strokeDash=[5, 3], clip=True)  # fmt: skip
+    box = {"x": ax.x("x"), "y": ay.y("y"), "x2": {"field": "x2"}, "y2": {"field": "y2"},
+           "tooltip": tooltips_spec([("label:N", "", None)])}  # fmt: skip
+    text = mark_spec("text", align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
+    label = {"x": ax.x("x2"), "y": ay.y("y2"), "text": {"value": f"t_o box ({duration(t_o)})"}}
+    return [
+        layer_spec("rl_cp_boxes", rect, box, "cp_overhead_box"),
+        layer_spec("rl_cp_boxes", text, label, "cp_overhead_box_label"),
+    ]
 
 
-def _complexity_plane(r: _Rows, title: ChartTitle = None) -> tuple[alt.LayerChart, dict[str, Any]]:
+def _complexity_plane(r: _Rows, title: ChartTitle = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The complexity plane (F vs Q at the level) and its datasets ``rl_cp_*``."""
     lv = LEVEL_LABEL[r.level]
     pts = _point_cols(r.df.filter(_drawable("flops", "bytes")))
@@ -505,14 +523,17 @@ def _complexity_plane(r: _Rows, title: ChartTitle = None) -> tuple[alt.LayerChar
         f"{pts.height} drawn, {n_launch} launch-bound (diamonds): inside the shaded box a kernel takes t_o "
         "whatever it does",
     ]
-    head = alt.TitleParams(
-        title or "Complexity plane", subtitle=subtitle, anchor="start", subtitleColor="#555555"
-    )
-    chart = layer_chart(layers, width=560, height=420, title=head)
+    head = {
+        "text": title or "Complexity plane",
+        "anchor": "start",
+        "subtitle": subtitle,
+        "subtitleColor": "#555555",
+    }
+    chart = {"layer": layers, "width": 560, "height": 420, "title": head}
     return chart, {"rl_cp_boxes": boxes, "rl_cp_points": values(pts), **line_data}
 
 
-def _title(df: pl.DataFrame, t_o: float, source: str, title: ChartTitle) -> alt.TitleParams:
+def _title(df: pl.DataFrame, t_o: float, source: str, title: ChartTitle) -> dict[str, Any]:
     n_rows = df.height
     below = df.filter(pl.col("below_bound").fill_null(False)).height
     sub = [
@@ -526,14 +547,35 @@ def _title(df: pl.DataFrame, t_o: float, source: str, title: ChartTitle) -> alt.
         sub.append(f"Not drawn: {no_tmin} of {n_rows} without T_min (no counters or roofs)")
     if below:
         sub.append(f"Red outline: T < T_min or flagged by ingest ({below} below their bound)")
-    return alt.TitleParams(
-        title or "Time-based roofline", subtitle=sub, anchor="start", subtitleColor="#555555"
-    )
+    return {
+        "text": title or "Time-based roofline",
+        "anchor": "start",
+        "subtitle": sub,
+        "subtitleColor": "#555555",
+    }
 
 
-def time_vs_complexity_chart(
+def _numbered(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Concatenated ``parts`` with the layers of each layered part named ``<name>_<position>``, as Altair's
+    concatenation names them (a single part keeps its names)."""
+    if len(parts) > 1:
+        for i, part in enumerate(parts):
+            for layer in part.get("layer", ()):
+                base, _, tail = layer["name"].rpartition("_")
+                layer["name"] = f"{base if tail.isdigit() and base else layer['name']}_{i}"
+    return parts
+
+
+def _top(body: dict[str, Any], datasets: dict[str, Any]) -> dict[str, Any]:
+    """A top-level spec as Altair's ``to_dict`` gives it: the default theme's config first, the chart's own
+    properties, its datasets, the schema's URL last."""
+    return {"config": {k: dict(v) for k, v in THEME_CONFIG.items()}, **body, "datasets": datasets,
+            "$schema": SCHEMA_URL}  # fmt: skip
+
+
+def time_vs_complexity_spec(
     rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
-) -> alt.HConcatChart:
+) -> dict[str, Any]:
     """Measured time against work, log-log: T vs F (left) and T vs Q at ``level`` (right), one point per row.
 
     Inputs (pyarrow.Table or polars.DataFrame):
@@ -552,18 +594,20 @@ def time_vs_complexity_chart(
     ingest flags. Layer rows also get a tick at their n * t_o floor. Rows without T_min, duration or the axis'
     quantity are left out (counted in the title's subtitle).
 
-    Returns an HConcatChart with top-level ``datasets`` (``rl_tc_flops_*`` and ``rl_tc_bytes_*``: lines, labels,
+    Returns the Vega-Lite spec (a dict: ``hconcat`` of two layered panels, ``$schema``, Altair's default theme's
+    ``config``) with top-level ``datasets`` (``rl_tc_flops_*`` and ``rl_tc_bytes_*``: lines, labels,
     points). Raises ``ValueError`` (unknown level, a required column missing, ceilings of several runs, several
     t_o), ``TypeError`` (input type), :class:`RooflineDataError` (no row can be drawn on either panel).
     """
     r = _prepare(rows, ceilings, level)
     panels, datasets = _time_vs_complexity(r)
-    return hconcat_chart(panels, spacing=30, title=_title(r.df, r.t_o, r.source, title), datasets=datasets)
+    body = {"hconcat": _numbered(panels), "spacing": 30, "title": _title(r.df, r.t_o, r.source, title)}
+    return _top(body, datasets)
 
 
-def complexity_plane_chart(
+def complexity_plane_spec(
     rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
-) -> alt.LayerChart:
+) -> dict[str, Any]:
     """The complexity plane: F (y) against Q at ``level`` (x), log-log, one filled point per row.
 
     Inputs as :func:`time_vs_complexity_chart`. Drawn (Wang et al., arXiv 2009.04598): iso-AI diagonals F = AI * Q
@@ -573,30 +617,56 @@ def complexity_plane_chart(
     kernel of the same AI at its bound would do in the measured time; the rule between them lies on the row's
     iso-AI diagonal and its length is s), shape = bound (diamond: launch overhead).
 
-    Returns a LayerChart with top-level ``datasets`` ``rl_cp_lines``, ``rl_cp_labels``, ``rl_cp_boxes``,
+    Returns the Vega-Lite spec (a dict: ``layer``) with top-level ``datasets`` ``rl_cp_lines``, ``rl_cp_labels``, ``rl_cp_boxes``,
     ``rl_cp_points``. Raises as :func:`time_vs_complexity_chart` (no row with F > 0, Q > 0, T and T_min).
     """
     chart, datasets = _complexity_plane(_prepare(rows, ceilings, level), title)
-    return layer_chart(
-        chart.layer, width=chart.width, height=chart.height, title=chart.title, datasets=datasets
-    )
+    return _top(chart, datasets)
+
+
+def time_roofline_spec(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
+) -> dict[str, Any]:
+    """Both views stacked: :func:`time_vs_complexity_chart` above :func:`complexity_plane_chart` (inputs, drawing and
+    errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0
+    (e.g. only zero-FLOP kernels). Returns the Vega-Lite spec (a dict: ``vconcat``) with every dataset at the top level."""
+    r = _prepare(rows, ceilings, level)
+    panels, datasets = _time_vs_complexity(r)
+    head = _title(r.df, r.t_o, r.source, title)
+    parts: list[dict[str, Any]] = [{"hconcat": _numbered(panels), "spacing": 30}]
+    try:
+        plane, plane_data = _complexity_plane(r)
+    except RooflineDataError:
+        head["subtitle"] = [*head["subtitle"], "No complexity plane: no row has both FLOPs and bytes"]
+    else:
+        parts.append(plane)
+        datasets.update(plane_data)
+    return _top({"vconcat": _numbered(parts), "spacing": 28, "title": head}, datasets)
+
+
+def time_vs_complexity_chart(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
+) -> alt.HConcatChart:
+    """:func:`time_vs_complexity_spec` as an Altair chart (:func:`rooflake.render.compose.altair_chart`): the
+    inputs, drawing and errors as there."""
+    from rooflake.render.compose import altair_chart
+
+    return altair_chart(time_vs_complexity_spec(rows, ceilings, level=level, title=title))  # type: ignore[no-any-return]
+
+
+def complexity_plane_chart(
+    rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
+) -> alt.LayerChart:
+    """:func:`complexity_plane_spec` as an Altair chart (:func:`rooflake.render.compose.altair_chart`)."""
+    from rooflake.render.compose import altair_chart
+
+    return altair_chart(complexity_plane_spec(rows, ceilings, level=level, title=title))  # type: ignore[no-any-return]
 
 
 def time_roofline_chart(
     rows: Table, ceilings: Table, *, level: str = "dram", title: ChartTitle = None
 ) -> alt.VConcatChart:
-    """Both views stacked: :func:`time_vs_complexity_chart` above :func:`complexity_plane_chart` (inputs, drawing and
-    errors as there). The plane is left out, with a note in the subtitle, when no row has both F > 0 and Q > 0
-    (e.g. only zero-FLOP kernels). Returns a VConcatChart with every dataset at the top level."""
-    r = _prepare(rows, ceilings, level)
-    panels, datasets = _time_vs_complexity(r)
-    head = _title(r.df, r.t_o, r.source, title)
-    parts: list[Any] = [hconcat_chart(panels, spacing=30)]
-    try:
-        plane, plane_data = _complexity_plane(r)
-    except RooflineDataError:
-        head.subtitle = [*head.subtitle, "No complexity plane: no row has both FLOPs and bytes"]
-    else:
-        parts.append(plane)
-        datasets.update(plane_data)
-    return vconcat_chart(parts, spacing=28, title=head, datasets=datasets)
+    """:func:`time_roofline_spec` as an Altair chart (:func:`rooflake.render.compose.altair_chart`)."""
+    from rooflake.render.compose import altair_chart
+
+    return altair_chart(time_roofline_spec(rows, ceilings, level=level, title=title))  # type: ignore[no-any-return]

@@ -107,3 +107,13 @@ def test_ncu_ingest_workers_never_import_pandas(tmp_path) -> None:
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("ingested") == 2
     assert not list(tmp_path.glob("imported.*"))
+
+
+def test_report_imports_no_altair(one_run: str, tmp_path) -> None:
+    """``rl report`` draws its charts as Vega-Lite dicts (``roofline_spec``, ``time_roofline_spec``) and renders them
+    in renderer processes: no process of it imports Altair (0.2-0.3 s; issue 14: a chart in a report ≤ 0.35 s). The
+    renderers inherit ``-X importtime``, so their imports (vl-convert) are in the list too."""
+    mods = imported_by("report", "-o", str(tmp_path / "rep"), store=one_run)
+    assert "polars" in mods and "vl_convert" in mods  # the report's tables were built, its charts rendered
+    assert not mods & {"altair", "pandas", "pydantic"}, sorted(mods & set(HEAVY))
+    assert len(list((tmp_path / "rep" / "charts").glob("*.svg"))) == 2  # the roofline and the time-based one
