@@ -268,8 +268,8 @@ def bench_charts(small: Path, big: Path) -> None:
         shutil.rmtree(f"{out}-report", ignore_errors=True)
 
     # 30 runs of the big store: the fixed costs spread as in real reports, the store's reads included
-    per_chart(big, [f"{i:016x}" for i in range(30)], "30 runs of 10,000", runs=1)
-    per_chart(small, [], "the 10 runs of the small store (the charts' own cost, reads cheap)", runs=3)
+    per_chart(big, [f"{i:016x}" for i in range(30)], "30 runs of 10,000", runs=3)
+    per_chart(small, [], "the 10 runs of the small store (the charts' own cost, reads cheap)", runs=5)
 
 
 def bench_nsys_big() -> None:

@@ -79,7 +79,7 @@ def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str],
             (str(charts_dir / f"{stem}.svg"), "svg", 1.0),
             (str(charts_dir / f"{stem}.png"), "png", 1.0),
         ]
-        rendering.append(engine.submit(engine.render_files, json.dumps(spec, allow_nan=False), outputs))
+        rendering.append(engine.render(json.dumps(spec, allow_nan=False), outputs))
     parts += [f"<h3>{text(heading)}</h3>{_table_html(table)}" for heading, table in sec.get("tables", [])]
     parts.append("</section>")
     return "".join(parts)

@@ -82,6 +82,38 @@ def test_a_report_renders_in_renderer_processes(charts, tmp_path) -> None:
     assert (tmp_path / "rep" / "charts" / files[0]).read_bytes()[:4] in (b"\x89PNG", b"<svg")
 
 
+def test_a_chart_laid_out_by_a_renderer_is_drawn_as_png_by_a_png_process(charts, tmp_path) -> None:
+    """With two workers, one renderer (JavaScript engine) lays out the SVG and a PNG process draws the PNG from it:
+    the PNG is the one vl-convert draws of that SVG, and an error of either step reaches the caller."""
+    import json
+
+    import vl_convert as vlc
+
+    engine.start(2)
+    try:
+        assert engine._png_pool is not None and engine._pool is not None
+        pids = {engine._pool.submit(os.getpid).result(), engine._png_pool.submit(os.getpid).result()}
+        assert len(pids) == 2 and os.getpid() not in pids
+        spec = json.dumps(spec_dict(charts["time"]), allow_nan=False)
+        svg, png = str(tmp_path / "t.svg"), str(tmp_path / "t.png")
+        engine.render(spec, [(svg, "svg", 1.0), (png, "png", 1.0)]).result()
+        (tmp_path / "file").write_text("")
+        with pytest.raises(OutputError, match="file"):  # the PNG step fails, the SVG is written
+            engine.render(
+                spec, [(str(tmp_path / "b.svg"), "svg", 1.0), (str(tmp_path / "file" / "b.png"), "png", 1.0)]
+            ).result()
+        with pytest.raises(OutputError, match="file"):  # the SVG step fails, no PNG is drawn
+            engine.render(
+                spec, [(str(tmp_path / "file" / "c.svg"), "svg", 1.0), (str(tmp_path / "c.png"), "png", 1.0)]
+            ).result()
+    finally:
+        engine.stop()
+    laid_out = Path(svg).read_text(encoding="utf-8")
+    assert laid_out.startswith("<svg") and Path(png).read_bytes() == vlc.svg_to_png(laid_out, scale=1.0)
+    assert (tmp_path / "b.svg").stat().st_size > 1000 and not (tmp_path / "c.png").exists()
+    assert engine._pool is None and engine._png_pool is None
+
+
 def test_a_renderer_error_reaches_the_caller(charts, tmp_path) -> None:
     (tmp_path / "file").write_text("")
     engine.start(1)
