@@ -207,7 +207,7 @@ def bench_ingest() -> None:
 
     with tempfile.TemporaryDirectory() as d:
         ours_cmd = [*reap, *rl, "ingest", *files, "--store", f"{d}/s", "--force", "--workers", str(CORES)]
-        (ours, floor) = pair(ours_cmd, fanout(FLOOR, files), runs=3)
+        (ours, floor) = pair(ours_cmd, fanout(FLOOR, files), runs=5)
         row(
             f"ncu ingest, {len(files)} reports, {CORES} workers",
             ours,
