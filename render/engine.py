@@ -223,7 +223,6 @@ _warming: list[Any] = []
 def warm_here() -> None:
     """Start vl-convert's JavaScript engine of this process on a daemon thread: its first conversion (about 0.5 s,
     much of it holding the GIL) overlaps the caller's waits outside Python; a later conversion waits for it inside vl-convert."""
-
     if not _warming:
         thread = threading.Thread(target=_warm, name="rl-vl-convert-warm-up", daemon=True)
         thread.start()
