@@ -136,7 +136,7 @@ def report(
     from rooflake.render.report import write_report
     from rooflake.views.report import report_runs
 
-    engine.start()  # a renderer per core, warming up while the runs are queried
+    engine.start()  # a process per core (renderers, warming up while the runs are queried, and PNG processes)
     labels = parse_labels(where, "--where")
     ids, reports = report_runs(
         reading_store(store), since=since, run_ids=runs, where=labels, ceilings=ceiling_choice(ceilings)

@@ -197,6 +197,7 @@ def start(workers: int | None = None) -> None:
     n = max(1, workers or os.cpu_count() or 1)
     spawn = multiprocessing.get_context("spawn")
     renderers = (n + 1) // 2
+    _sizes[:] = [renderers, max(1, n - renderers)]
     _pool = ProcessPoolExecutor(renderers, mp_context=spawn, initializer=_warm)
     if n > renderers:
         _png_pool = ProcessPoolExecutor(n - renderers, mp_context=spawn, initializer=_warm_png)
@@ -255,7 +256,8 @@ def render(spec_json: str, outputs: list[tuple[str, str, float]]) -> Future[None
     (:func:`start` with two workers or more) and both an SVG and a PNG asked, the SVG is laid out by a renderer
     (:func:`svg_files`) and the PNG drawn from it (:func:`png_files`) by a PNG process, or by a renderer when
     the PNG processes have more work queued than the renderers (the last charts' PNGs: drawing a PNG takes as long
-    as laying out its SVG). The future is done when every file is written, or holds the first error."""
+    as laying out its SVG). The future is done when every file is written, or holds the first error; its callbacks
+    run on a pool's management thread: one must not wait for another chart nor call :func:`stop`."""
     pools = (_pool, _png_pool)
     svgs = [o for o in outputs if o[1] == "svg"]
     pngs = [o for o in outputs if o[1] == "png"]
@@ -267,8 +269,8 @@ def render(spec_json: str, outputs: list[tuple[str, str, float]]) -> Future[None
         if laid_out.cancelled() or laid_out.exception() is not None:
             _settle(done, laid_out)
             return
-        with _queued_lock:
-            i = 1 if _queued[1] <= _queued[0] else 0
+        with _queued_lock:  # the pool with less work queued per process
+            i = 1 if _queued[1] * _sizes[0] <= _queued[0] * _sizes[1] else 0
         try:
             drawn = _queued_submit(pools[i], i, png_files, laid_out.result(), pngs)  # type: ignore[arg-type]
         except BaseException as e:  # the processes were stopped meanwhile
@@ -281,6 +283,7 @@ def render(spec_json: str, outputs: list[tuple[str, str, float]]) -> Future[None
 
 
 _queued = [0, 0]  # work submitted by render() and not done yet: renderers, PNG processes
+_sizes = [1, 1]  # processes of each (start() sets them)
 _queued_lock = threading.Lock()
 
 
@@ -303,9 +306,12 @@ def _queued_submit(pool: ProcessPoolExecutor, i: int, fn: Any, *args: Any) -> Fu
 
 
 def _settle(done: Future[None], f: Future[Any]) -> None:
-    """Give ``done`` the outcome of ``f``: cancelled, its error, or done."""
+    """Give ``done`` the outcome of ``f``: cancelled, its error, or done (nothing when ``done`` was cancelled)."""
+    if done.done():
+        return
     if f.cancelled():
         done.cancel()
+        done.set_running_or_notify_cancel()  # wakes concurrent.futures.wait / as_completed on it
     elif (e := f.exception()) is not None:
         done.set_exception(e)
     else:
@@ -313,14 +319,15 @@ def _settle(done: Future[None], f: Future[Any]) -> None:
 
 
 def wait(futures: list[Future[Any]]) -> None:
-    """Wait for every one of ``futures`` (from :func:`submit`); then raise the first error, if any."""
+    """Wait for every one of ``futures`` (from :func:`submit` or :func:`render`); then raise the first error, if
+    any."""
     errors = [e for f in futures if (e := f.exception()) is not None]
     if errors:
         raise errors[0]
 
 
 def stop() -> None:
-    """Stop the renderer processes (after :func:`wait`)."""
+    """Stop the renderer and PNG processes (after :func:`wait`)."""
     global _pool, _png_pool
     if _pool is not None:
         _pool.shutdown(wait=True, cancel_futures=True)

@@ -4,7 +4,9 @@ The specs are built as plain dicts (:func:`time_roofline_spec`, :func:`time_vs_c
 :func:`complexity_plane_spec`), the dicts Altair's ``to_dict`` gave of the Altair charts this module built before,
 key for key and in the same order (tests/test_time_spec.py: golden specs of real reports), so that ``rl report``
 imports no Altair (issue 14: 0.2-0.3 s of a report's process). The ``*_chart`` functions give the same specs as
-Altair charts (:func:`rooflake.render.compose.altair_chart`), to compose, display or save.
+Altair charts (:func:`rooflake.render.compose.altair_chart`), to compose, display or save. The layers of a spec
+share their encoding dicts (one axis, colour or tooltip dict per panel): copy a spec (``copy.deepcopy``) before
+changing a layer of it.
 
 Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline for Deep Learning Performance Analysis", arXiv
 2009.04598 (DESIGN.md section 5): a kernel with F FLOPs and Q_l bytes at level l takes at least

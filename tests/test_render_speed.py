@@ -114,6 +114,27 @@ def test_a_chart_laid_out_by_a_renderer_is_drawn_as_png_by_a_png_process(charts,
     assert engine._pool is None and engine._png_pool is None
 
 
+def test_charts_queued_when_the_processes_stop_end_cancelled_or_drawn(charts, tmp_path) -> None:
+    """stop() cancels the charts still queued: every render future ends (concurrent.futures.wait sees them all
+    done), none of them with an error, and the work counters go back to zero."""
+    import concurrent.futures as cf
+    import json
+
+    spec = json.dumps(spec_dict(charts["roofline"]), allow_nan=False)
+    engine.start(2)
+    futures = [
+        engine.render(
+            spec, [(str(tmp_path / f"{i}.svg"), "svg", 1.0), (str(tmp_path / f"{i}.png"), "png", 1.0)]
+        )
+        for i in range(12)
+    ]
+    engine.stop()
+    done, pending = cf.wait(futures, timeout=60)
+    assert not pending and any(f.cancelled() for f in futures)
+    assert all(f.cancelled() or f.exception() is None for f in futures)
+    assert engine._queued == [0, 0]
+
+
 def test_a_renderer_error_reaches_the_caller(charts, tmp_path) -> None:
     (tmp_path / "file").write_text("")
     engine.start(1)
