@@ -6,12 +6,12 @@ table in a page, a text list drawn under the chart in PNG/SVG. Files are written
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import altair as alt
 import polars as pl
 
 from rooflake.render import engine
@@ -20,6 +20,11 @@ from rooflake.render.formats import duration, share, truncate_text
 from rooflake.render.inputs import values
 from rooflake.render.page import ScriptJSONEncoder, text
 from rooflake.schema import UsageError
+
+if (
+    TYPE_CHECKING
+):  # imported where a chart object is built or read: a spec dict saved as PNG or SVG needs no Altair
+    import altair as alt
 
 __all__ = ["SAVE_SUFFIXES", "chart_html", "save_chart", "spec_dict"]
 
@@ -35,6 +40,8 @@ _BELOW_COLUMNS: tuple[tuple[str, Literal["left", "right"], int], ...] = (
 
 
 def _inline(df: pl.DataFrame) -> alt.InlineData:
+    import altair as alt
+
     return alt.InlineData(values=values(df))
 
 
@@ -77,6 +84,8 @@ def _below_html(below: pl.DataFrame, noun: str = "kernel") -> str:
 
 
 def _below_chart(below: pl.DataFrame, noun: str = "kernel") -> alt.LayerChart:
+    import altair as alt
+
     total = _below_total(below)
     shown = below.head(MAX_BELOW_ROWS)
     lines = [
@@ -120,7 +129,12 @@ def _below_chart(below: pl.DataFrame, noun: str = "kernel") -> alt.LayerChart:
     )
 
 
-_COMPOSITES = (alt.LayerChart, alt.HConcatChart, alt.VConcatChart)
+@functools.cache
+def _composites() -> tuple[type[alt.LayerChart], type[alt.HConcatChart], type[alt.VConcatChart]]:
+    """Altair's compound chart classes."""
+    import altair as alt
+
+    return (alt.LayerChart, alt.HConcatChart, alt.VConcatChart)
 
 
 def _spec_dict(chart: Any) -> dict[str, Any]:
@@ -138,7 +152,9 @@ def _spec_dict(chart: Any) -> dict[str, Any]:
     """
     if isinstance(chart, dict):  # a spec built as a dict (roofline_spec, time_roofline_spec): as it is
         return chart
-    if not isinstance(chart, _COMPOSITES) or chart.data is not alt.Undefined:
+    import altair as alt
+
+    if not isinstance(chart, _composites()) or chart.data is not alt.Undefined:
         return _altair_spec(chart)
     context: dict[str, Any] = {"datasets": {}}
     spec = _compound(chart, context)
@@ -152,6 +168,8 @@ def _spec_dict(chart: Any) -> dict[str, Any]:
 
 def _altair_spec(chart: Any) -> dict[str, Any]:
     """Altair's ``to_dict(validate=False)``, the top-level ``datasets`` set aside while it walks the spec."""
+    import altair as alt
+
     datasets = getattr(chart, "datasets", alt.Undefined)
     if not isinstance(datasets, dict) or not datasets:
         return chart.to_dict(validate=False)
@@ -167,6 +185,8 @@ def _altair_spec(chart: Any) -> dict[str, Any]:
 def _compound(chart: Any, context: dict[str, Any]) -> dict[str, Any]:
     """A layered or concatenated chart without data of its own as ``to_dict`` gives it below the top level:
     its properties serialised with the context Altair passes (``datasets`` shared, ``top_level`` false)."""
+    import altair as alt
+
     inner = {**context, "top_level": False, "pre_transform": False}
     out: dict[str, Any] = {}
     for key, value in chart._kwds.items():  # the properties as given (what SchemaBase.to_dict serialises)
@@ -179,7 +199,9 @@ def _compound(chart: Any, context: dict[str, Any]) -> dict[str, Any]:
 def _serialise(obj: Any, context: dict[str, Any]) -> Any:
     """One property value: sub-charts (compound ones in place), schema objects by their ``to_dict``, lists and
     dicts element by element (``Undefined`` entries left out), anything else as it is."""
-    if isinstance(obj, _COMPOSITES) and obj.data is alt.Undefined:
+    import altair as alt
+
+    if isinstance(obj, _composites()) and obj.data is alt.Undefined:
         return _compound(obj, context)
     if isinstance(obj, alt.SchemaBase):
         return obj.to_dict(validate=False, context=context)
@@ -206,6 +228,8 @@ def chart_html(spec: dict[str, Any], below: pl.DataFrame | None = None, noun: st
     """The page of one chart: what ``chart.save(path, inline=True)`` writes (Vega, Vega-Lite and vega-embed
     JavaScript inlined), the spec embedded as script-safe JSON (:mod:`rooflake.render.page`: no name in the data
     can end the script), and the HTML table of ``below`` (escaped) after the chart when it has rows."""
+    import altair as alt
+
     page = alt.utils.spec_to_html(
         spec,
         mode="vega-lite",

@@ -117,3 +117,13 @@ def test_report_imports_no_altair(one_run: str, tmp_path) -> None:
     assert "polars" in mods and "vl_convert" in mods  # the report's tables were built, its charts rendered
     assert not mods & {"altair", "pandas", "pydantic"}, sorted(mods & set(HEAVY))
     assert len(list((tmp_path / "rep" / "charts").glob("*.svg"))) == 2  # the roofline and the time-based one
+
+
+def test_time_roofline_png_imports_no_altair(one_run: str, tmp_path) -> None:
+    """``rl roofline --time -o x.png`` saves the time-based roofline's spec dict (``time_roofline_spec``) through
+    ``save_chart``, which imports Altair only for a chart object or an HTML page; the run's row is read as DuckDB
+    gives it (a TIMESTAMPTZ through pyarrow imports pandas; issue 14)."""
+    out = tmp_path / "t.png"
+    mods = imported_by("roofline", "--time", "-o", str(out), store=one_run)
+    assert "vl_convert" in mods and out.read_bytes()[:4] == b"\x89PNG"
+    assert not mods & {"altair", "pandas", "pydantic"}, sorted(mods & set(HEAVY))

@@ -136,7 +136,7 @@ def time_roofline(
         if isinstance(launch_overhead_ns, LaunchOverhead)
         else launch_overhead(store, run_id, launch_overhead_ns)
     )
-    roofs = run_roofs(store, run_id, ceilings)
+    roofs = run_roofs(store, run_id, ceilings, info=run)
     rows = _rows(con, run_id, overhead, roofs.tables)
     points = _points(rows, run_id, run, grain, depth)
     return TimeRoofline(run_id, run, grain, depth, level, overhead, rows, points, roofs.rows)
