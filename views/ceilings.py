@@ -19,7 +19,6 @@ import pyarrow.compute as pc
 from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflineDataError, UsageError
 from rooflake.schema import datasheets as ds
-from rooflake.views.runs import run_info
 
 # --ceilings choices -> ceilings.source values; 'default' tries these in order (DESIGN: the report's own where it
 # has them, else measured, else datasheet)
@@ -262,7 +261,7 @@ def _machine_rows(con: Any, machine: dict[str, Any]) -> pa.Table:
 
 def _by_run(con: Any, run_id: str, info: dict[str, Any] | None = None) -> dict[str, Any]:
     if info is None:
-        info = run_info(con, run_id)  # DuckDB's values: a TIMESTAMPTZ through pyarrow imports pandas (~0.2 s)
+        info = fetch(con, "run_info", {"run_id": run_id}).to_pylist()[0]
     labels = dict(info.get("labels") or [])
     names = {n.lower() for n in (info["gpu_name"], labels.get("machine"), labels.get("gpu")) if n}
     cc = info["compute_capability"]
