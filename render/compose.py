@@ -94,8 +94,8 @@ def altair_chart(spec: dict[str, Any]) -> Any:
     ``encoding``, ``name``; ``layer``, ``hconcat`` and ``vconcat`` of them): Altair's own classes holding the
     spec's dicts, so that ``to_dict()`` gives ``spec`` again (validated) and the chart composes, saves and
     displays as any Altair chart; its marks, channels and titles are those dicts, not Altair's objects
-    (``chart.to_dict()["title"]``, not ``chart.title.subtitle``). ``$schema`` and ``config`` are left to Altair's ``to_dict``, which adds its own
-    (the default theme's config, as the spec holds it). ``alt.Chart.from_dict`` does the same in 0.5-0.8 s for a
+    (``chart.to_dict()["title"]``, not ``chart.title.subtitle``). ``$schema`` and ``config`` are left to Altair's
+    ``to_dict``, which adds its own (the default theme's config, as the spec holds it). ``alt.Chart.from_dict`` does the same in 0.5-0.8 s for a
     time-based roofline, resolving every property against the schema."""
     return _altair_part({k: v for k, v in spec.items() if k not in ("$schema", "config")})
 

@@ -2,11 +2,11 @@
 opens offline) plus a PNG and an SVG of each chart, written atomically into a directory.
 
 Input: run sections (any iterable: a section's charts start rendering as soon as it is taken, while the caller
-still builds the next ones), each ``{"title": str, "meta": dict, "charts": [(name, chart)] (an Altair chart or a Vega-Lite spec dict),
-"tables": [(heading, pa.Table | pl.DataFrame)], "notes": [str]}``, which the ``rl report`` command builds from the report
-view (:func:`rooflake.views.report.report`); this module only lays them out and writes files. Every string of a
-section reaches the page escaped (:mod:`rooflake.render.page`): text through ``html.escape``, chart specs as
-script-safe JSON.
+still builds the next ones), each ``{"title": str, "meta": dict, "charts": [(name, chart)] (an Altair chart or
+a Vega-Lite spec dict), "tables": [(heading, pa.Table | pl.DataFrame)], "notes": [str]}``, which the ``rl report``
+command builds from the report view (:func:`rooflake.views.report.report`); this module only lays them out and
+writes files. Every string of a section reaches the page escaped (:mod:`rooflake.render.page`): text through
+``html.escape``, chart specs as script-safe JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import polars as pl
 from rooflake.render import engine
 from rooflake.render.files import write_dir
 from rooflake.render.page import script_json, text
+from rooflake.render.save import spec_dict
 
 __all__ = ["report_page", "write_report"]
 
@@ -49,14 +50,6 @@ def _table_html(table: Any, max_rows: int = MAX_ROWS) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _spec_dict(chart: Any) -> dict[str, Any]:
-    """An Altair chart's spec (:func:`rooflake.render.save.spec_dict`; the charts ``rl report`` draws are spec
-    dicts already, and a report imports no Altair: 0.2-0.3 s)."""
-    from rooflake.render.save import spec_dict
-
-    return spec_dict(chart)
-
-
 def _chart_stem(s_i: int, c_i: int, name: str) -> str:
     """File name (no suffix) of chart ``c_i`` of section ``s_i``: its name with every non-alphanumeric as ``_``."""
     return f"{s_i:02d}-{c_i:02d}-{''.join(ch if ch.isalnum() else '_' for ch in name)}"
@@ -70,7 +63,7 @@ def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str],
     parts.append(f"<p class='meta'>{meta}</p>")
     parts += [f"<p class='note'>{text(note)}</p>" for note in sec.get("notes", [])]
     for c_i, (name, chart) in enumerate(sec.get("charts", [])):
-        spec = chart if isinstance(chart, dict) else _spec_dict(chart)
+        spec = spec_dict(chart)  # a spec dict as it is: a report imports no Altair
         div = f"chart-{s_i}-{c_i}"
         parts.append(f"<h3>{text(name)}</h3><div id='{div}' class='chart'></div>")
         embeds.append(f"vegaEmbed('#{div}', {script_json(spec)}, {{renderer: 'svg', actions: false}});")
