@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from enum import Enum
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+import typer.core
 
 from rooflake.cli import coercion
 from rooflake.schema import BadArgument, RooflakeError
@@ -76,8 +78,25 @@ def guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class Group(typer.core.TyperGroup):
+    """``rl``'s command group. With no command module imported (:func:`rooflake.cli.main` given ``--help``,
+    ``--version`` or nothing: ``rl --help`` need not import and build sixteen commands, issue 14), the help lists
+    :data:`rooflake.cli.SUMMARIES`, shortened by typer's own ``format_commands`` as it shortens the commands'
+    help."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        if self.commands:
+            return super().format_commands(ctx, formatter)
+        from rooflake.cli import SUMMARIES
+
+        listed = copy.copy(self)  # self keeps no commands: nothing can run a stand-in
+        listed.commands = {name: typer.core.TyperCommand(name, help=text) for name, text in SUMMARIES.items()}
+        return super(Group, listed).format_commands(ctx, formatter)
+
+
 app = typer.Typer(
     name="rl",
+    cls=Group,
     help=HELP,
     no_args_is_help=True,
     add_completion=False,

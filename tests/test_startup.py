@@ -3,6 +3,7 @@ faces (``rooflake.schema``, ``rooflake.render``) still give every public name.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -31,6 +32,48 @@ def test_help_imports_no_data_library() -> None:
     assert "rooflake" in mods or "typer" in mods  # the measurement saw the imports
     assert not mods & set(HEAVY), sorted(mods & set(HEAVY))
     assert "rich" not in mods  # plain click help: Rich's formatter alone doubles `rl --help`
+
+
+def help_output(code: str, columns: int, *args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+MAIN = "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
+EVERY_COMMAND = "import sys; from rooflake.cli import app; app(sys.argv[1:], prog_name='rl')"  # all modules imported
+
+
+@pytest.mark.parametrize("columns", [40, 63, 80, 200])
+def test_help_without_the_commands_lists_them_as_they_describe_themselves(columns: int) -> None:
+    """``rl --help`` imports no command module and lists ``SUMMARIES``: the same text, byte for byte, as the app
+    with every command built, at a narrow, an odd and a wide terminal (click shortens each line to fit)."""
+    quick = help_output(MAIN, columns, "--help")
+    full = help_output(EVERY_COMMAND, columns, "--help")
+    assert quick[0] == full[0] == 0, (quick[2], full[2])
+    assert "Commands:" in full[1] and "  ceilings " in full[1]  # the full help did list the commands
+    assert quick[1] == full[1]
+    # ``rl`` alone prints the same help (no_args_is_help), as the app with every command does
+    assert help_output(MAIN, columns)[1:] == help_output(EVERY_COMMAND, columns)[1:]
+
+
+def command_modules_imported(*args: str) -> set[str]:
+    """The command modules (``rooflake.cli.*_cmds``) a fresh ``rl ARGS`` has imported when it ends."""
+    code = f"import sys\ntry:\n    {MAIN}\nexcept SystemExit:\n    pass\nprint(*sys.modules, file=sys.stderr)"
+    rc, out, err = help_output(code, 80, *args)
+    names = set(err.split())
+    assert "rooflake.cli.common" in names, err[-1000:]  # the listing was printed, after the app ran
+    return {m for m in names if m.startswith("rooflake.cli.") and m.endswith("_cmds")}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], []])
+def test_help_and_version_import_no_command_module(args: list[str]) -> None:
+    assert command_modules_imported(*args) == set()
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    assert command_modules_imported("runs", "--help") == {"rooflake.cli.store_cmds"}
+    assert command_modules_imported("ceilings", "--help") == {"rooflake.cli.ceilings_cmds", "rooflake.cli.measure_cmds"}
 
 
 def test_sql_and_runs_load_no_chart_library(tmp_path) -> None:
