@@ -13,7 +13,7 @@ it is given (:data:`COMMANDS`; typer then builds that command's options only): `
 build the fifteen others (issue 14). An unknown command and the ``app`` attribute of this package (``from
 rooflake.cli import app``, what tests invoke) have every command, in :data:`MODULES` order. ``rl --help``, ``rl``
 alone and ``rl --version`` import none: the help's list of commands is written from :data:`SUMMARIES`
-(:class:`rooflake.cli.common.Group`), and ``tests/test_cli_help.py`` checks that it equals the list the commands
+(:class:`rooflake.cli.common.Group`), and ``tests/test_startup.py`` checks that it equals the list the commands
 themselves give, at every width.
 """
 
