@@ -36,12 +36,16 @@ def test_help_imports_no_data_library() -> None:
 
 def help_output(code: str, columns: int, *args: str) -> tuple[int, str, str]:
     env = {**os.environ, "COLUMNS": str(columns)}
-    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env
+    )
     return p.returncode, p.stdout, p.stderr
 
 
 MAIN = "import sys; from rooflake.cli import main; sys.argv[0] = 'rl'; main()"
-EVERY_COMMAND = "import sys; from rooflake.cli import app; app(sys.argv[1:], prog_name='rl')"  # all modules imported
+EVERY_COMMAND = (
+    "import sys; from rooflake.cli import app; app(sys.argv[1:], prog_name='rl')"  # all modules imported
+)
 
 
 @pytest.mark.parametrize("columns", [40, 63, 80, 200])
@@ -73,7 +77,10 @@ def test_help_and_version_import_no_command_module(args: list[str]) -> None:
 
 def test_a_command_imports_its_own_module_only() -> None:
     assert command_modules_imported("runs", "--help") == {"rooflake.cli.store_cmds"}
-    assert command_modules_imported("ceilings", "--help") == {"rooflake.cli.ceilings_cmds", "rooflake.cli.measure_cmds"}
+    assert command_modules_imported("ceilings", "--help") == {
+        "rooflake.cli.ceilings_cmds",
+        "rooflake.cli.measure_cmds",
+    }
 
 
 def test_sql_and_runs_load_no_chart_library(tmp_path) -> None:
