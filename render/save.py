@@ -21,9 +21,8 @@ from rooflake.render.inputs import values
 from rooflake.render.page import ScriptJSONEncoder, text
 from rooflake.schema import UsageError
 
-if (
-    TYPE_CHECKING
-):  # imported where a chart object is built or read: a spec dict saved as PNG or SVG needs no Altair
+# Altair is imported where a chart object is built or read: a spec dict saved as PNG or SVG needs none
+if TYPE_CHECKING:
     import altair as alt
 
 __all__ = ["SAVE_SUFFIXES", "chart_html", "save_chart", "spec_dict"]
