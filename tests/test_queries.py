@@ -210,3 +210,28 @@ def test_a_failed_replay_has_no_bound_and_an_uncounted_pipe_is_not_zero_flops(tm
         1: "0 FLOPs where counted, no counter for fp16, tensor",
         2: "zero FLOPs",
     }
+
+
+def _made(con) -> set[str]:
+    """The views and table macros the cursor's database holds now (the statement names none of them)."""
+    sql = (
+        "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro' "
+        "UNION SELECT view_name FROM duckdb_views() WHERE NOT internal"
+    )
+    return {r[0] for r in con.execute(sql).fetchall()}
+
+
+def test_a_name_in_a_comment_creates_nothing(con) -> None:
+    """Named queries are created when a statement names them, and a name in a comment names nothing: the first
+    kernel_roofline of a command created trajectory, time_roofline and both comparisons, which its header's
+    comments lead to (0.16 s of creating instead of 0.01; store.database._words)."""
+    queries.fetch(con, "kernel_roofline")
+    made = _made(con)
+    assert "kernel_roofs" in made  # what kernel_roofline reads
+    assert not made & {"kernel_roofline", "trajectory", "time_roofline", "compare_kernels", "compare_layers"}
+    con.sql("SELECT 1 -- kernel_roofline\n /* trajectory */").fetchall()
+    assert not _made(con) & {"kernel_roofline", "trajectory"}
+    # named outside a comment: made, and it runs
+    rows = con.sql("SELECT count(*) FROM kernel_roofline -- x").fetchall()
+    assert rows == [(9,)]  # kernel x precision counted: fp32 of 6 kernels, fp64 of 3
+    assert "kernel_roofline" in _made(con)
