@@ -373,12 +373,13 @@ def execute(
     Rows holding the values ``to_pylist`` would give, or the table where a column's type has no such values: what
     JSON needs). Unless ``unsafe``, only queries run (:func:`rooflake.store.database.run_read_only`). Raises
     :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables, a missing parameter value,
-    a refused statement)."""
+    a refused statement, SQL that is not text: :func:`rooflake.store.database.check_text`)."""
     import duckdb
 
     from rooflake.schema.duck import fetch_pylist, fetch_rows
-    from rooflake.store.database import refuse_writes, run_read_only
+    from rooflake.store.database import check_text, refuse_writes, run_read_only
 
+    check_text(sql)
     con = connect(store, sql, unsafe=unsafe)
     if not (as_rows or as_pylist):
         return run_read_only(con, sql, params or {}, unsafe=unsafe)

@@ -787,11 +787,30 @@ def build(
     return db
 
 
+def check_text(sql: str) -> None:
+    """Raise :class:`QueryError` when a user's ``sql`` is not text DuckDB can take: a byte of the command line
+    that is not UTF-8 comes to Python as a lone surrogate, which DuckDB's functions refuse with a ``TypeError``."""
+    if sql.isascii():
+        return
+    try:
+        sql.encode()
+    except UnicodeEncodeError as e:
+        code = ord(sql[e.start])  # bytes 0x80-0xff not decoded come as U+DC80-U+DCFF (surrogateescape)
+        what = (
+            f"the byte 0x{code - 0xDC00:02x}"
+            if 0xDC80 <= code <= 0xDCFF
+            else f"a lone surrogate ({code:#06x})"
+        )
+        raise QueryError(f"SQL is not UTF-8 text: character {e.start + 1} is {what}") from None
+
+
 def refuse_writes(con: Any, sql: str) -> None:
     """Raise :class:`QueryError` unless every statement of ``sql`` is a query (``SELECT``, ``EXPLAIN``; see the
-    module docstring). Raises :class:`QueryError` for SQL DuckDB cannot parse, with its message."""
+    module docstring). Raises :class:`QueryError` for SQL DuckDB cannot parse, with its message, or that is not
+    text (:func:`check_text`)."""
     import duckdb
 
+    check_text(sql)
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as e:
@@ -811,9 +830,11 @@ def run_read_only(
 ) -> pa.Table:
     """Run a user's ``sql`` with named ``params`` on ``con``; the result as a ``pyarrow.Table``. Unless ``unsafe``,
     statements other than queries are refused first (:func:`refuse_writes`). Raises :class:`QueryError` with
-    DuckDB's message on one line (a damaged Parquet file is named in it, as DuckDB reports it)."""
+    DuckDB's message on one line (a damaged Parquet file is named in it, as DuckDB reports it), or
+    :func:`check_text`'s."""
     import duckdb
 
+    check_text(sql)
     if not unsafe:
         refuse_writes(con, sql)
     try:

@@ -333,3 +333,15 @@ def test_a_mistyped_store_is_refused(tmp_path: Path, command: str) -> None:
     code, _, err = run(command, "--store", str(typo))
     assert_one_error(code, err, str(typo), "no store there")
     assert not typo.exists()
+
+
+def test_sql_that_is_not_utf8(store: Path) -> None:
+    """A byte of the command line that is not UTF-8 reaches Python as a lone surrogate, which DuckDB's functions
+    refused with a TypeError and a traceback."""
+    before = snapshot(store)
+    for unsafe in ([], ["--unsafe"]):
+        code, _, err = run("sql", "SELECT 1 -- \udcff", "--store", str(store), *unsafe)
+        assert_one_error(code, err, "SQL is not UTF-8 text: character 13 is the byte 0xff")
+    code, _, err = run("sql", "SELECT '\ud800'", "--store", str(store))
+    assert_one_error(code, err, "character 9 is a lone surrogate (0xd800)")
+    assert snapshot(store) == before
