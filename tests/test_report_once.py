@@ -93,3 +93,34 @@ def test_the_page_is_the_same_with_or_without_the_previous_run_selected(store: P
     assert "compared with the previous run of the same labels" in one
     for name in ("00-hierarchical_roofline.png", "01-time_based_roofline.png"):
         assert (alone / "charts" / f"00-{name}").read_bytes() == (both / "charts" / f"01-{name}").read_bytes()
+
+
+@pytest.fixture()
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
+    """The runs of each DuckDB database built from now on (None: every run)."""
+    from rooflake.store import database
+
+    made: list[list[str] | None] = []
+    build = database.build
+
+    def counting(root: Any, only_runs: list[str] | None = None, *args: Any, **kwargs: Any) -> Any:
+        made.append(only_runs)
+        return build(root, only_runs, *args, **kwargs)
+
+    monkeypatch.setattr(database, "build", counting)
+    return made
+
+
+def test_a_report_builds_no_database_twice_for_the_same_runs(store: Path, builds: list) -> None:
+    """Each set of runs a report reads gets one database: the whole store's when the report reads every run of
+    it, the given runs' when they are all kept (each was built a second time before)."""
+    h100, a10g = _run(store, H100), _run(store, A10G)
+    for run_ids in (None, [a10g, h100], [h100]):
+        builds.clear()
+        ids, runs = report_view.report_runs(Store(store), run_ids=run_ids)
+        list(runs)
+        # every run: the store's (selection, previous runs); given: theirs, then the store's (previous runs; the
+        # H100 run alone reads its previous run too, so every run of the store)
+        want = [None] if run_ids is None else [sorted(run_ids), None]
+        assert sorted(builds, key=str) == sorted(want, key=str), run_ids
+    assert ids == [h100]
