@@ -105,18 +105,31 @@ def roofline(
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
 
 
-def no_counters(con: Any, run: dict[str, Any], level: str) -> RooflineDataError:
+def no_counters(
+    con: Any, run: dict[str, Any], level: str, missing: list[dict[str, Any]] | None = None
+) -> RooflineDataError:
     """The error of a run (its ``runs`` row) with no kernel that has the counters of a ``level`` roofline (dram |
-    l2 | l1 | all): what the run lacks (step ``missing_counters``: each quantity with the reason its ingest
-    stored) and how to collect it."""
-    params = {"run_id": run["run_id"], "quantities": _QUANTITIES + _bytes(_levels(level))}
-    rows = fetch(con, "missing_counters", params)
-    missing = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in rows.to_pylist())
+    l2 | l1 | all): what the run lacks (``missing``: its rows of :func:`missing_counters`, read here when not
+    given) and how to collect it."""
+    if missing is None:
+        missing = missing_counters(con, [run["run_id"]], level)[run["run_id"]]
+    what = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in missing)
     which = "hierarchical" if level == "all" else level.upper()
     return RooflineDataError(
         f"run {run['run_id']} ({run['source_path']}) has no counters for a {which} roofline: "
-        f"{missing or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
+        f"{what or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
     )
+
+
+def missing_counters(con: Any, run_ids: list[str], level: str) -> dict[str, list[dict[str, Any]]]:
+    """What each of ``run_ids`` lacks for a ``level`` roofline, from one statement (step ``missing_counters``): per
+    run, ``{"quantity", "reason"}`` of each derived quantity its ingest left NULL, with the reason it stored (none
+    when every quantity was read)."""
+    params = {"run_ids": run_ids, "quantities": _QUANTITIES + _bytes(_levels(level))}
+    out: dict[str, list[dict[str, Any]]] = {rid: [] for rid in run_ids}
+    for r in fetch(con, "missing_counters", params).to_pylist():
+        out[r["run_id"]].append({"quantity": r["quantity"], "reason": r["reason"]})
+    return out
 
 
 def _own_roofline(con: Any, run: dict[str, Any], run_id: str, level: str, depth: int) -> Roofline | None:
