@@ -152,7 +152,9 @@ def test_time_roofline_rows_of_a_report(tmp_path: Path, store: Store) -> None:
             assert t.launch_overhead == want.launch_overhead
 
 
-def test_what_runs_without_points_lack_is_one_statement(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_runs_without_points_lack_is_one_statement(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each run without a roofline point says what it lacks, as rl roofline says it for that run alone, from one
     missing_counters statement for all of them (one per run took ~20 ms each)."""
     from rooflake.views import report as report_view
