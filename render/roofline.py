@@ -289,7 +289,9 @@ def _layers(d: Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
     x_enc = ai_x(d.level_text, *d.x)
     parts = roof_parts(d.lines, d.texts)
     roof_y = flops_y("flops_per_s", *d.y)
-    layers, datasets = roof_charts(parts, x_enc, roof_y, _tooltips(ROOF_TOOLTIP), alt.Legend(**ROOF_LEGEND))
+    layers, datasets = roof_charts(
+        parts, x_enc, roof_y, _tooltips(ROOF_TOOLTIP), alt.Legend(**ROOF_LEGEND), False
+    )
     y_enc = flops_y("achieved_flops_per_s", *d.y)
     points_data = alt.NamedData(name="rl_points")
     if d.multi:

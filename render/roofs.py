@@ -271,14 +271,17 @@ def roof_layers(
     y_enc: alt.Y,
     tooltip: list[alt.Tooltip],
     legend: alt.Legend,
+    clip: bool = True,
 ) -> tuple[list[alt.Chart], dict[str, Any]]:
     """The roof layers of a roofline-style chart and their datasets.
 
     Layers (named): ``ceilings`` (lines from dataset ``rl_ceilings``: colour and dash per ``label``, one legend
     entry per roof), ``ceiling_labels_bandwidth`` and ``ceiling_labels_compute`` (text from
     ``rl_ceiling_labels_bandwidth`` / ``_compute``). ``lines`` from :func:`ceiling_lines`, ``texts`` from
-    :func:`ceiling_text`; ``y_enc`` must encode ``flops_per_s``."""
-    return roof_charts(roof_parts(lines.to_dicts(), texts.to_dicts()), x_enc, y_enc, tooltip, legend)
+    :func:`ceiling_text`; ``y_enc`` must encode ``flops_per_s``. ``clip``: the lines are clipped to the plot
+    (Vega-Lite's mark ``clip``), for a y range that need not cover them; a chart whose y range covers every
+    line's points passes False (:func:`rooflake.render.rows.roof_layers_spec` says why)."""
+    return roof_charts(roof_parts(lines.to_dicts(), texts.to_dicts()), x_enc, y_enc, tooltip, legend, clip)
 
 
 def roof_charts(
@@ -287,6 +290,7 @@ def roof_charts(
     y_enc: alt.Y,
     tooltip: list[alt.Tooltip],
     legend: alt.Legend,
+    clip: bool = True,
 ) -> tuple[list[alt.Chart], dict[str, Any]]:
     """:func:`roof_layers` of its :func:`rooflake.render.rows.roof_parts` (legend scales, label angle,
     datasets)."""
@@ -296,7 +300,7 @@ def roof_charts(
     domain = scales["domain"]
     roof = (
         alt.Chart(alt.NamedData(name="rl_ceilings"), name="ceilings")
-        .mark_line(strokeWidth=2, clip=True)
+        .mark_line(strokeWidth=2, clip=clip)
         .encode(
             x=x_enc,
             y=y_enc,

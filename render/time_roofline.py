@@ -170,6 +170,7 @@ def _line(
 
 
 def _hline(label: str, kind: str, v: float, x: tuple[float, float]) -> list[dict[str, Any]]:
+    """Endpoints of y = v across the box's x range (the caller's y range covers v)."""
     return [
         {"label": label, "kind": kind, "x": x[0], "y": v},
         {"label": label, "kind": kind, "x": x[1], "y": v},
@@ -202,14 +203,16 @@ def _line_layers(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Line and label layers, and their datasets ``rl_<name>_lines`` (label, kind, x, y, color, dash) and
     ``rl_<name>_labels`` (text, kind, x, y, angle, color). Colours and dashes are per row (identity scales), so
-    they never share a scale with the points' kernel colours."""
+    they never share a scale with the points' kernel colours. The lines' ends lie in the plot (:func:`_line`,
+    :func:`_hline`), so only the labels are clipped: a clip path costs vl-convert's PNG a mask of the whole canvas
+    per line (:func:`rooflake.render.rows.roof_layers_spec`)."""
     styled = [{**r, "color": colors[r["kind"]], "dash": _DASH[r["kind"]]} for r in lines]
     labels = [{**r, "color": colors[r["kind"]]} for r in _labels(lines, angle)]
     xy = {"x": ax.x("x"), "y": ay.y("y")}
     color = _nominal("color", scale=None)
     line = layer_spec(
         f"rl_{name}_lines",
-        mark_spec("line", clip=True, strokeWidth=1.6),
+        mark_spec("line", strokeWidth=1.6),
         {**xy, "detail": _nominal("label"), "color": color, "strokeDash": _nominal("dash", scale=None),
          "tooltip": tooltips_spec([("label:N", "line", None)])},
         f"{name}_lines",
@@ -485,8 +488,9 @@ def _plane_lines(
 
 def _box_layers(ax: LogAxis, ay: LogAxis, t_o: float) -> list[dict[str, Any]]:
     """The launch-overhead box(es) F < P t_o, Q < W t_o (dataset ``rl_cp_boxes``) and their label."""
+    # the box's corners lie in the plot (its domains cover them): no clip path (see _line_layers)
     rect = mark_spec("rect", color=_FLOOR_COLOR, fillOpacity=0.12, stroke=_FLOOR_COLOR, strokeOpacity=0.7,
-                     strokeDash=[5, 3], clip=True)  # fmt: skip
+                     strokeDash=[5, 3])  # fmt: skip
     box = {"x": ax.x("x"), "y": ay.y("y"), "x2": {"field": "x2"}, "y2": {"field": "y2"},
            "tooltip": tooltips_spec([("label:N", "", None)])}  # fmt: skip
     text = mark_spec("text", align="right", baseline="top", dx=-4, dy=4, fontSize=10, color=_FLOOR_COLOR)
