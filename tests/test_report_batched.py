@@ -78,6 +78,53 @@ def test_time_rooflines_equal_one_run_at_a_time(store: Store, ceilings: str, giv
     assert isinstance(batched[ids[-1]], RooflakeError)
 
 
+def _same_rooflines(got: dict[str, Any], want: dict[str, Any]) -> None:
+    for rid, w in want.items():
+        g = got[rid]
+        if isinstance(w, RooflakeError):
+            assert isinstance(g, type(w)) and str(g) == str(w)
+            continue
+        assert not isinstance(g, RooflakeError), g
+        same_table(g.rows, w.rows)
+        same_table(g.points, w.points)
+
+
+def _doubled_peaks(points: pa.Table) -> pa.Table:
+    """``points`` with every compute peak doubled: rows no view gives, to see who reads them."""
+    import pyarrow.compute as pc
+
+    i = points.schema.get_field_index("peak_flops_per_s")
+    return points.set_column(i, "peak_flops_per_s", pc.multiply(points["peak_flops_per_s"], 2.0))
+
+
+def test_time_rooflines_read_the_points_given(store: Store) -> None:
+    """rl report gives time_rooflines the kernel_roofline rows it has read (``points``): the rooflines are those
+    without them. The rows' statement reads them only when no run is drawn against another source's ceilings:
+    with their peaks doubled, each compute bound line of the runs on their own peaks moves; with one run drawn
+    against the datasheet (its roofs given, as rl report --ceilings gives them), none does."""
+    from rooflake.views.ceilings import run_roofs
+
+    ids = _ids(store)
+    overheads = launch_overheads(store, ids)
+    runs = {rid: run_info(connect(store), rid) for rid in ids}
+    points = fetch(connect(store), "kernel_roofline", filters={"run_id": ids})
+    for ceilings in ("default", "datasheet"):
+        want = time_rooflines(store, overheads, runs, ceilings=ceilings)
+        _same_rooflines(time_rooflines(store, overheads, runs, ceilings=ceilings, points=points), want)
+    plain = time_rooflines(store, overheads, runs)
+    drawn = [r for r, t in plain.items() if not isinstance(t, RooflakeError)]
+    assert len(drawn) == 3
+    changed = time_rooflines(store, overheads, runs, points=_doubled_peaks(points))
+    for rid in drawn:
+        assert changed[rid].rows["compute_time_ns"] != plain[rid].rows["compute_time_ns"]  # type: ignore[union-attr]
+    mixed = {drawn[0]: run_roofs(store, drawn[0], "datasheet", info=runs[drawn[0]])}
+    want = time_rooflines(store, overheads, runs, roofs=mixed)  # type: ignore[arg-type]
+    sources = [want[r].ceilings["source"][0].as_py() for r in drawn[:2]]  # type: ignore[union-attr]
+    assert sources == ["datasheet", "ncu-report"]
+    doctored = time_rooflines(store, overheads, runs, roofs=mixed, points=_doubled_peaks(points))  # type: ignore[arg-type]
+    _same_rooflines(doctored, want)
+
+
 def _one_run(store: Store, sql: str, rid: str) -> pa.Table:
     return execute(store, sql, {"run_id": rid})
 
