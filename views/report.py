@@ -258,8 +258,8 @@ def _times(
     overheads: dict[str, LaunchOverhead] | None = None,
 ) -> dict[str, TimeRoofline | RooflakeError]:
     """The time-based roofline of each of ``run_ids`` over ``store`` (:func:`time_rooflines`, t_o
-    :func:`launch_overheads` unless given), against the roofs :func:`_tables` chose, from the ``kernel_roofline``
-    rows already read against them."""
+    :func:`launch_overheads` unless given), against the roofs :func:`_tables` chose; given the ``kernel_roofline``
+    rows already read, which :func:`time_rooflines` reads where they hold for its statements."""
     overheads = overheads or launch_overheads(store, run_ids)
     return time_rooflines(
         store, overheads, tables["runs"], ceilings=ceilings, run_ceilings=tables["run_ceilings"],
