@@ -290,7 +290,7 @@ def _layers(d: Drawing) -> tuple[list[alt.Chart], dict[str, Any]]:
     parts = roof_parts(d.lines, d.texts)
     roof_y = flops_y("flops_per_s", *d.y)
     layers, datasets = roof_charts(
-        parts, x_enc, roof_y, _tooltips(ROOF_TOOLTIP), alt.Legend(**ROOF_LEGEND), False
+        parts, x_enc, roof_y, _tooltips(ROOF_TOOLTIP), alt.Legend(**ROOF_LEGEND), clip=False
     )
     y_enc = flops_y("achieved_flops_per_s", *d.y)
     points_data = alt.NamedData(name="rl_points")

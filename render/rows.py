@@ -385,7 +385,9 @@ def spec(d: Drawing) -> dict[str, Any]:
     legend = dict(sorted(ROOF_LEGEND.items()))
     parts = roof_parts(d.lines, d.texts)
     tips = tooltips_spec(ROOF_TOOLTIP)
-    layers, datasets = roof_layers_spec(parts, x_enc, flops_y_spec("flops_per_s", *d.y), tips, legend, False)
+    layers, datasets = roof_layers_spec(
+        parts, x_enc, flops_y_spec("flops_per_s", *d.y), tips, legend, clip=False
+    )
     y_enc = flops_y_spec("achieved_flops_per_s", *d.y)
     if d.multi:
         detail = [{"field": "run_id", "type": "nominal"}, {"field": "kernel_id", "type": "quantitative"}]
