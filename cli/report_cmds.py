@@ -38,15 +38,33 @@ ReportCeilingsOpt = Annotated[
 ]
 
 
-def section(r: Any) -> dict[str, Any]:
+def chart(name: str, run_id: str, data: Any) -> dict[str, Any]:
+    """The Vega-Lite spec (a dict) of a report's chart ``name`` of run ``run_id``, from what
+    :func:`rooflake.views.report.report_runs` gives its ``drawn``: ``"hierarchical roofline"`` from ``(points,
+    ceilings)`` (every level and precision), ``"time-based roofline"`` from a
+    :class:`rooflake.views.time_roofline.TimeRoofline`. Raises :class:`rooflake.schema.RooflakeError` when it
+    cannot be drawn (the section says why in a note)."""
+    from rooflake.cli.roofline_cmds import time_chart
+    from rooflake.render import roofline_spec
+
+    if name == "time-based roofline":
+        return time_chart(data)
+    return roofline_spec(data[0], data[1], level="all", precision="all", title=f"run {run_id}")
+
+
+def section(r: Any, charts: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
     """One run's report section for :func:`rooflake.render.report.write_report`, from a
     :class:`rooflake.views.report.RunReport`: its charts (roofline, time-based roofline), tables and notes. With
     ``--ceilings`` (``r.roofs`` not ``default``) a note names the roofs both charts are drawn against
-    (:func:`rooflake.cli.ceilings_cmds.roofs_text`), and their legends the source of each roof."""
+    (:func:`rooflake.cli.ceilings_cmds.roofs_text`), and their legends the source of each roof. ``charts``: specs
+    built already (:func:`chart`), by ``(name, run_id)``."""
     from rooflake.cli.ceilings_cmds import roofs_text
-    from rooflake.cli.roofline_cmds import time_chart
-    from rooflake.render import roofline_spec, zero_flop_table
+    from rooflake.render import zero_flop_table
     from rooflake.schema import RooflakeError
+
+    def spec(name: str, data: Any) -> Any:
+        built = (charts or {}).get((name, r.run_id))
+        return built if built is not None else chart(name, r.run_id, data)
 
     run = r.run
     sec: dict[str, Any] = {
@@ -69,13 +87,12 @@ def section(r: Any) -> dict[str, Any]:
     try:
         if r.roofline_note is not None:  # the source has no ceiling of this run's machine
             raise RooflakeError(r.roofline_note)
-        chart = roofline_spec(r.points, r.ceilings, level="all", precision="all", title=f"run {r.run_id}")
-        sec["charts"].append(("hierarchical roofline", chart))
+        sec["charts"].append(("hierarchical roofline", spec("hierarchical roofline", (r.points, r.ceilings))))
     except RooflakeError as e:
         sec["notes"].append(f"no roofline: {e}")
     try:
         if r.time is not None:
-            sec["charts"].append(("time-based roofline", time_chart(r.time)))
+            sec["charts"].append(("time-based roofline", spec("time-based roofline", r.time)))
     except RooflakeError as e:
         sec["notes"].append(f"no time-based roofline: {e}")
     if r.time_note:
@@ -91,6 +108,23 @@ def section(r: Any) -> dict[str, Any]:
     ]
     _comparison(r, sec)
     return sec
+
+
+def _laying_out(charts: dict[tuple[str, str], Any]) -> Any:
+    """The ``drawn`` of :func:`rooflake.views.report.report_runs`: each chart built as soon as its rows are read,
+    kept in ``charts`` by ``(name, run_id)`` for its section, and laid out at once
+    (:func:`rooflake.render.report.lay_out`) while the report's other tables are read."""
+    from rooflake.render.report import lay_out
+    from rooflake.schema import RooflakeError
+
+    def drawn(name: str, run_id: str, data: Any) -> None:
+        try:
+            charts[(name, run_id)] = spec = chart(name, run_id, data)
+        except RooflakeError:  # section() builds it again and says why in a note
+            return
+        lay_out(spec)
+
+    return drawn
 
 
 def _comparison(r: Any, sec: dict[str, Any]) -> None:
@@ -133,17 +167,25 @@ def report(
     """Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers and
     kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
     from rooflake.render import engine
+
+    # a process per core, started before the imports below: renderers warming up meanwhile, and PNG processes
+    engine.start()
     from rooflake.render.report import write_report
     from rooflake.views.report import report_runs
 
-    engine.start()  # a process per core (renderers, warming up while the runs are queried, and PNG processes)
+    charts: dict[tuple[str, str], Any] = {}
     labels = parse_labels(where, "--where")
     ids, reports = report_runs(
-        reading_store(store), since=since, run_ids=runs, where=labels, ceilings=ceiling_choice(ceilings)
+        reading_store(store),
+        since=since,
+        run_ids=runs,
+        where=labels,
+        ceilings=ceiling_choice(ceilings),
+        drawn=_laying_out(charts),
     )
     n = len(ids)
     # each run's charts render on the other cores while the next run is read
-    res = write_report((section(r) for r in reports), out, title=f"rooflake report — {n} run(s)")
+    res = write_report((section(r, charts) for r in reports), out, title=f"rooflake report — {n} run(s)")
     typer.echo(f"wrote {res['index']} ({n} runs, {res['charts']} charts as HTML, PNG and SVG)")
 
 

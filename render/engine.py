@@ -13,7 +13,9 @@ JavaScript engine, and a report's PNGs take as long as its SVGs: with two cores,
 saved ~0.5 s of CPU, and ``rl report`` of 10 runs took 2.13 s instead of 2.46). :func:`render` queues one chart
 (the spec as JSON text, the files to write), :func:`submit` any function, :func:`wait` waits for a list of them,
 raising the first error (an :class:`rooflake.schema.OutputError` naming the file, as :mod:`rooflake.render.files`
-raises it). Without :func:`start`, both run in the calling process. The processes are spawned: a script that
+raises it). :func:`lay_out` starts a chart's SVG before its files are known (``rl report`` lays out its charts
+while it still reads the report's tables); :func:`render` of the same spec then writes what was laid out. Without
+:func:`start`, :func:`render` and :func:`submit` run in the calling process, and :func:`lay_out` does nothing. The processes are spawned: a script that
 starts them needs the ``if __name__ == "__main__":`` guard (the ``rl`` command has it), so the library never
 starts them on its own.
 """
@@ -34,6 +36,7 @@ from rooflake.render.formats import NOT_XML, char_escape
 __all__ = [
     "bundle_cache",
     "javascript_bundle",
+    "lay_out",
     "png_files",
     "render",
     "render_files",
@@ -98,6 +101,16 @@ def svg_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> str:
     for path, _fmt, _scale in outputs:
         write_file(Path(path), svg.encode("utf-8"))
     return svg
+
+
+def laid_out_files(svg: str, outputs: list[tuple[str, str, float]]) -> None:
+    """Write ``svg`` (laid out by :func:`svg_files` without outputs) into each SVG of ``outputs``, and its PNG
+    into each PNG (:func:`png_files`). Raises as :func:`render_files`."""
+    from rooflake.render.files import write_file
+
+    for path, _fmt, _scale in (o for o in outputs if o[1] == "svg"):
+        write_file(Path(path), svg.encode("utf-8"))
+    png_files(svg, [o for o in outputs if o[1] == "png"])
 
 
 def png_files(svg: str, outputs: list[tuple[str, str, float]]) -> None:
@@ -251,34 +264,55 @@ def submit(fn: Any, *args: Any) -> Future[Any]:
     return _pool.submit(fn, *args)
 
 
+_laid_out: dict[str, Future[str]] = {}  # spec JSON -> its SVG, laid out by lay_out() and not yet rendered
+
+
+def lay_out(spec_json: str) -> None:
+    """Start laying out the SVG of ``spec_json`` (Vega-Lite, JSON text) in a renderer now, before the files it
+    goes into are known: :func:`render` of the same text later writes that SVG, and the PNG drawn from it, instead
+    of laying it out again (an error laying it out reaches the caller there). Nothing without renderer and PNG
+    processes (:func:`start` with two workers or more: the caller lays nothing out ahead of its own work), nor
+    when that text is laid out already."""
+    if _pool is None or _png_pool is None or spec_json in _laid_out:
+        return
+    _laid_out[spec_json] = _queued_submit(_pool, 0, svg_files, spec_json, [])
+
+
 def render(spec_json: str, outputs: list[tuple[str, str, float]]) -> Future[None]:
     """:func:`render_files` of ``spec_json`` into ``outputs``, as :func:`submit` runs it; with PNG processes
     (:func:`start` with two workers or more) and both an SVG and a PNG asked, the SVG is laid out by a renderer
     (:func:`svg_files`) and the PNG drawn from it (:func:`png_files`) by a PNG process, or by a renderer when
     the PNG processes have more work queued than the renderers (the last charts' PNGs: drawing a PNG takes as long
-    as laying out its SVG). The future is done when every file is written, or holds the first error; its callbacks
+    as laying out its SVG). A spec laid out already (:func:`lay_out`) is not laid out again: its SVG and PNG files
+    are written from that SVG, by the pool with less work queued. The future is done when every file is written,
+    or holds the first error; its callbacks
     run on a pool's management thread: one must not wait for another chart nor call :func:`stop`."""
     pools = (_pool, _png_pool)
     svgs = [o for o in outputs if o[1] == "svg"]
     pngs = [o for o in outputs if o[1] == "png"]
-    if pools[0] is None or pools[1] is None or not svgs or not pngs:
-        return submit(render_files, spec_json, outputs)
+    laid_out = _laid_out.pop(spec_json, None)
+    (rest, fn) = (outputs, laid_out_files)  # laid out ahead (lay_out): every file written from its SVG
+    if laid_out is None:
+        if pools[0] is None or pools[1] is None or not svgs or not pngs:
+            return submit(render_files, spec_json, outputs)
+        laid_out = _queued_submit(pools[0], 0, svg_files, spec_json, svgs)
+        (rest, fn) = (pngs, png_files)
     done: Future[None] = Future()
 
-    def then_png(laid_out: Future[str]) -> None:
-        if laid_out.cancelled() or laid_out.exception() is not None:
-            _settle(done, laid_out)
+    def then_png(svg: Future[str]) -> None:
+        if svg.cancelled() or svg.exception() is not None:
+            _settle(done, svg)
             return
         with _queued_lock:  # the pool with less work queued per process
             i = 1 if _queued[1] * _sizes[0] <= _queued[0] * _sizes[1] else 0
         try:
-            drawn = _queued_submit(pools[i], i, png_files, laid_out.result(), pngs)  # type: ignore[arg-type]
+            drawn = _queued_submit(pools[i], i, fn, svg.result(), rest)  # type: ignore[arg-type]
         except BaseException as e:  # the processes were stopped meanwhile
             done.set_exception(e)
             return
         drawn.add_done_callback(lambda f: _settle(done, f))
 
-    _queued_submit(pools[0], 0, svg_files, spec_json, svgs).add_done_callback(then_png)
+    laid_out.add_done_callback(then_png)
     return done
 
 
@@ -329,6 +363,7 @@ def wait(futures: list[Future[Any]]) -> None:
 def stop() -> None:
     """Stop the renderer and PNG processes (after :func:`wait`)."""
     global _pool, _png_pool
+    _laid_out.clear()
     if _pool is not None:
         _pool.shutdown(wait=True, cancel_futures=True)
         _pool = None

@@ -2,7 +2,7 @@
 opens offline) plus a PNG and an SVG of each chart, written atomically into a directory.
 
 Input: run sections (any iterable: a section's charts start rendering as soon as it is taken, while the caller
-still builds the next ones), each ``{"title": str, "meta": dict, "charts": [(name, chart)] (an Altair chart or
+still builds the next ones; a chart given to :func:`lay_out` earlier is laid out already), each ``{"title": str, "meta": dict, "charts": [(name, chart)] (an Altair chart or
 a Vega-Lite spec dict), "tables": [(heading, pa.Table | pl.DataFrame)], "notes": [str]}``, which the ``rl report``
 command builds from the report view (:func:`rooflake.views.report.report`); this module only lays them out and
 writes files. Every string of a section reaches the page escaped (:mod:`rooflake.render.page`): text through
@@ -23,7 +23,7 @@ from rooflake.render.files import write_dir
 from rooflake.render.page import script_json, text
 from rooflake.render.save import spec_dict
 
-__all__ = ["report_page", "write_report"]
+__all__ = ["lay_out", "report_page", "write_report"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -55,6 +55,19 @@ def _chart_stem(s_i: int, c_i: int, name: str) -> str:
     return f"{s_i:02d}-{c_i:02d}-{''.join(ch if ch.isalnum() else '_' for ch in name)}"
 
 
+def _spec_json(chart: Any) -> str:
+    """The Vega-Lite spec of ``chart`` (an Altair chart or a spec dict) as the JSON text the renderers are given."""
+    return json.dumps(spec_dict(chart), allow_nan=False)
+
+
+def lay_out(chart: Any) -> None:
+    """Start laying out the SVG of ``chart`` (an Altair chart or a Vega-Lite spec dict) in a renderer now
+    (:func:`rooflake.render.engine.lay_out`): a section of :func:`write_report` holding the same chart then writes
+    its files from it. ``rl report`` lays out each run's charts as soon as their rows are read, while the rest of
+    the report is read. Nothing without renderer processes."""
+    engine.lay_out(_spec_json(chart))
+
+
 def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str], rendering: list[Any]) -> str:
     """The HTML of one section; submits its charts' SVG and PNG into ``charts_dir`` (their futures appended to
     ``rendering``) and appends their ``vegaEmbed`` calls (spec as script-safe JSON) to ``embeds``."""
@@ -72,7 +85,7 @@ def _section(s_i: int, sec: dict[str, Any], charts_dir: Path, embeds: list[str],
             (str(charts_dir / f"{stem}.svg"), "svg", 1.0),
             (str(charts_dir / f"{stem}.png"), "png", 1.0),
         ]
-        rendering.append(engine.render(json.dumps(spec, allow_nan=False), outputs))
+        rendering.append(engine.render(_spec_json(spec), outputs))
     parts += [f"<h3>{text(heading)}</h3>{_table_html(table)}" for heading, table in sec.get("tables", [])]
     parts.append("</section>")
     return "".join(parts)

@@ -4,6 +4,7 @@ renders its charts in renderer processes (rooflake.render.engine), errors includ
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import polars as pl
@@ -112,6 +113,44 @@ def test_a_chart_laid_out_by_a_renderer_is_drawn_as_png_by_a_png_process(charts,
     assert laid_out.startswith("<svg") and Path(png).read_bytes() == vlc.svg_to_png(laid_out, scale=1.0)
     assert (tmp_path / "b.svg").stat().st_size > 1000 and not (tmp_path / "c.png").exists()
     assert engine._pool is None and engine._png_pool is None
+
+
+def test_a_chart_laid_out_ahead_is_written_from_that_layout(charts, tmp_path) -> None:
+    """lay_out() starts the SVG before its files are known; render() of the same spec then writes that SVG and the
+    PNG drawn from it (the files equal those of render() alone) and takes it off the laid-out charts; an error
+    laying it out reaches render()'s future; without renderer processes, or once they stop, nothing is kept."""
+    import json
+
+    good = json.dumps(spec_dict(charts["time"]), allow_nan=False)
+    bad = json.dumps({"mark": "point", "encoding": {"x": {"field": "a", "type": "no such type"}}})
+
+    def files(name: str) -> list[tuple[str, str, float]]:
+        return [(str(tmp_path / f"{name}.svg"), "svg", 1.0), (str(tmp_path / f"{name}.png"), "png", 1.0)]
+
+    engine.lay_out(good)  # no processes: nothing laid out
+    assert engine._laid_out == {}
+    engine.start(2)
+    try:
+        engine.render(good, files("alone")).result()
+        engine.lay_out(good)
+        engine.lay_out(bad)
+        assert set(engine._laid_out) == {good, bad}
+        ahead = engine._laid_out[good]
+        engine.render(good, files("ahead")).result()
+        assert ahead.done() and good not in engine._laid_out
+        with pytest.raises(Exception, match="conversion failed"):
+            engine.render(bad, files("bad")).result()
+        engine.lay_out(good)
+    finally:
+        engine.stop()
+    assert engine._laid_out == {} and engine._queued == [0, 0]
+    # a renderer numbers its clip paths across the charts it lays out: the same drawing, other ids
+    (alone, ahead) = (
+        re.sub(r"clip\d+", "clip", (tmp_path / f"{n}.svg").read_text()) for n in ("alone", "ahead")
+    )
+    assert len(alone) > 1000 and ahead == alone
+    assert (tmp_path / "ahead.png").read_bytes() == (tmp_path / "alone.png").read_bytes()
+    assert not (tmp_path / "bad.svg").exists() and not (tmp_path / "bad.png").exists()
 
 
 def test_charts_queued_when_the_processes_stop_end_cancelled_or_drawn(charts, tmp_path) -> None:

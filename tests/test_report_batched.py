@@ -222,3 +222,50 @@ def test_what_runs_without_points_lack_is_one_statement(
         assert r.roofline_note == str(no_counters(con, r.run, "all"))
         assert "has no counters for a hierarchical roofline" in (r.roofline_note or "")
     assert any("bytes_dram: none of dram__bytes.sum" in (r.roofline_note or "") for r in bare)
+
+
+@pytest.mark.parametrize("given", [False, True])
+@pytest.mark.parametrize("ceilings", ["default", "datasheet"])
+def test_charts_are_given_before_the_other_tables(
+    store: Store, ceilings: str, given: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report_runs(drawn=...) gives each run's chart data as soon as they are read: every hierarchical roofline
+    first (the RunReport's points and ceilings, runs without a point left out), then every time-based roofline
+    (the RunReport's time), all before physics_checks and the top tables are read. With the runs given, those
+    tables may be read while the previous runs are, before the time-based rooflines: with default roofs, after
+    the rooflines."""
+    from rooflake.views import report as report_view
+
+    events: list[tuple[str, ...]] = []
+    shown: dict[tuple[str, str], Any] = {}
+    read = report_view.fetch
+
+    def fetched(con: Any, name: str, *args: Any, **kw: Any) -> Any:
+        events.append(("fetch", name))
+        return read(con, name, *args, **kw)
+
+    def drawn(name: str, run_id: str, data: Any) -> None:
+        events.append(("drawn", name))
+        shown[(name, run_id)] = data
+
+    monkeypatch.setattr(report_view, "fetch", fetched)
+    ids, runs = report_view.report_runs(
+        store, ceilings=ceilings, drawn=drawn, run_ids=_ids(store) if given else None
+    )
+    reports = {r.run_id: r for r in runs}
+    assert list(reports) == ids
+    kinds = [e[1] for e in events if e[0] == "drawn"]
+    firsts = [events.index(("fetch", name)) for name in ("physics_checks", "top_layers", "top_kernels")]
+    assert kinds == sorted(kinds) and "time-based roofline" in kinds  # "hierarchical ..." < "time-based ..."
+    last = "hierarchical roofline" if given else "time-based roofline"
+    if not given or ceilings == "default":
+        assert max(i for i, e in enumerate(events) if e == ("drawn", last)) < min(firsts)
+    for rid, r in reports.items():
+        roofline = shown.get(("hierarchical roofline", rid))
+        if r.points.num_rows and r.roofline_note is None:
+            same_table(roofline[0], r.points)
+            same_table(roofline[1], r.ceilings)
+        else:
+            assert roofline is None
+        assert shown.get(("time-based roofline", rid)) is r.time
+    assert sum(r.points.num_rows > 0 for r in reports.values()) >= 2 and len(shown) >= 4

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -166,6 +166,7 @@ def report_runs(
     run_ids: list[str] | None = None,
     where: dict[str, str] | None = None,
     ceilings: str = "default",
+    drawn: Callable[[str, str, Any], None] | None = None,
 ) -> tuple[list[str], Iterator[RunReport]]:
     """The run ids of a report (oldest first) and their :class:`RunReport` one at a time (``rl report`` renders a
     run's charts while the next are built). The selection, the previous runs, the launch overheads and every query
@@ -180,27 +181,82 @@ def report_runs(
     them on a thread while their own tables are read. The launch overheads and the time-based rooflines, whose t_o
     may come from another run read (:func:`launch_overheads`: an nsys run of the same GPU), are asked once, over
     every run read (the report's and their previous runs), once the previous runs are known, so a report's numbers
-    are those of the views over all of them."""
-    from concurrent.futures import ThreadPoolExecutor
+    are those of the views over all of them.
 
+    ``drawn``, when given, is called with each run's chart data as soon as they are read, before the report's
+    other tables (physics_checks, top layers and kernels) and the comparisons: ``drawn("hierarchical roofline",
+    run_id, (points, ceilings))`` for each run with a roofline point (the :class:`RunReport` fields of those
+    names), then ``drawn("time-based roofline", run_id, time)`` for each run with a time-based roofline. ``rl
+    report`` starts laying out the charts there (:func:`rooflake.render.report.lay_out`); an error it raises is
+    raised here. With ``run_ids``, the other tables are read before the time-based rooflines when the previous
+    runs are still being read then (the runs table of the whole store: ~2 s at 10,000 runs), and with
+    ``default`` roofs the rooflines are drawn before that too."""
     _check_choice(ceilings)
     after = parse_since(since) if since else None
+    early = bool(run_ids) and ceilings == "default"  # the rooflines' roofs are the runs' own: drawn meanwhile
     if run_ids:  # their own files give them; the previous runs are read meanwhile
-        ids, scope = _select(store, None, run_ids, where)
-        own = _of_runs(scope, ids)
-        with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
-            asked = pool.submit(previous_runs, store, ids)
-            tables = _tables(own, ids, ceilings)
-            previous = asked.result()
+        ids, own, tables, previous = _given(store, run_ids, where, ceilings, drawn if early else None)
     else:  # one scan of the runs table gives both
         ids, previous = _selected_with_previous(store, after, where)
         own = _of_runs(store, ids)
         tables = _tables(own, ids, ceilings)
     _choose_roofs(own, store, ids, ceilings, tables)  # the whole store's: no other thread reads it now
+    if not early:
+        _draw_rooflines(drawn, ids, tables)
     reads = sorted(set(ids) | {p for p in previous.values() if p})
     part = own if len(reads) == len(ids) else _of_runs(store, reads)
     times = _times(part, ids, tables, ceilings)
+    _draw_times(drawn, times)
+    if "physics_checks" not in tables:
+        _more_tables(own, ids, ceilings, tables)
     return ids, (_run_report(part, rid, tables, times[rid], previous.get(rid), ceilings) for rid in ids)
+
+
+def _given(
+    store: Any,
+    run_ids: list[str],
+    where: dict[str, str] | None,
+    ceilings: str,
+    drawn: Callable[[str, str, Any], None] | None,
+) -> tuple[list[str], Any, dict[str, Any], dict[str, str | None]]:
+    """The given runs of :func:`report_runs`: their ids (those kept by ``where``), the store of their files, their
+    :func:`_tables`, and their previous runs (:func:`previous_runs`), read meanwhile on a thread (the runs table of
+    the whole store: ~2 s at 10,000 runs). While it reads: the rooflines given to ``drawn`` (their roofs must need
+    nothing of the whole store), then the tables no chart draws when the thread is not done yet."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids, scope = _select(store, None, run_ids, where)
+    own = _of_runs(scope, ids)
+    with ThreadPoolExecutor(1, thread_name_prefix="rl-previous-runs") as pool:
+        asked = pool.submit(previous_runs, store, ids)
+        tables = _tables(own, ids, ceilings)
+        _draw_rooflines(drawn, ids, tables)
+        if not asked.done():
+            _more_tables(own, ids, ceilings, tables)
+        return ids, own, tables, asked.result()
+
+
+def _draw_rooflines(
+    drawn: Callable[[str, str, Any], None] | None, ids: list[str], tables: dict[str, Any]
+) -> None:
+    """``drawn("hierarchical roofline", run_id, (points, ceilings))`` (:func:`report_runs`) for each of ``ids``
+    with a roofline point and roofs from the chosen source; nothing when ``drawn`` is None."""
+    if drawn is None:
+        return
+    for rid in ids:
+        points, ceilings, note = _roofline_rows(tables, rid)
+        if note is None and points.num_rows:
+            drawn("hierarchical roofline", rid, (points, ceilings))
+
+
+def _draw_times(
+    drawn: Callable[[str, str, Any], None] | None, times: dict[str, TimeRoofline | RooflakeError]
+) -> None:
+    """``drawn("time-based roofline", run_id, time)`` (:func:`report_runs`) for each run with a time-based
+    roofline; nothing when ``drawn`` is None."""
+    for rid, time in times.items():
+        if drawn is not None and isinstance(time, TimeRoofline):
+            drawn("time-based roofline", rid, time)
 
 
 def _of_runs(store: Any, ids: list[str]) -> Any:
@@ -242,6 +298,7 @@ def run_reports(
     tables = _tables(store, run_ids, ceilings)
     _choose_roofs(store, store, run_ids, ceilings, tables)
     times = _times(store, run_ids, tables, ceilings, overheads)
+    _more_tables(store, run_ids, ceilings, tables)
     return (_run_report(store, rid, tables, times[rid], previous.get(rid), ceilings) for rid in run_ids)
 
 
@@ -298,27 +355,48 @@ def _choose_roofs(
 
 
 def _tables(store: Any, run_ids: list[str], ceilings: str = "default") -> dict[str, Any]:
-    """The tables of every run of a report, each from one statement: kernel_roofline (with ``ceilings`` other than
-    ``default``, left to :func:`_choose_roofs`), physics_checks, run_ceilings, top_layers, top_kernels (Arrow, with
-    run_id), ``runs``: each run's runs row (dict), and ``roofs``: None (:func:`_choose_roofs` sets it)."""
+    """The tables the charts of every run of a report draw, each from one statement: kernel_roofline (with
+    ``ceilings`` other than ``default``, left to :func:`_choose_roofs`), run_ceilings (Arrow, with run_id),
+    ``runs``: each run's runs row (dict), and ``roofs``: None (:func:`_choose_roofs` sets it). The others:
+    :func:`_more_tables`."""
     con = connect(store)
     every = {"run_id": run_ids}
     out: dict[str, Any] = {}
     if ceilings == "default":  # the report's own roofs: as it always read them
         out["kernel_roofline"] = fetch(con, "kernel_roofline", filters=every)
-        # physics_checks reads kernel_roofline twice: these runs' rows, computed once (half its time; same rows)
-        shadow = {"kernel_roofline": out["kernel_roofline"]}
-        out["physics_checks"] = fetch(con, "physics_checks", filters=every, tables=shadow)
-    else:
-        out["physics_checks"] = fetch(con, "physics_checks", filters=every)
     out["run_ceilings"] = fetch(con, "run_ceilings", filters=every)
-    p = {"run_ids": run_ids, "top": TOP}
-    out.update({name: fetch(con, name, p) for name in ("top_layers", "top_kernels")})
     # as rows: a TIMESTAMPTZ through pyarrow's to_pylist imports pandas (~0.1 s of every report; issue 14)
     info = row_dicts(fetch(con, "report_run_info", {"run_ids": run_ids}, as_pylist=True))
     out["runs"] = {r["run_id"]: r for r in info}
     out["roofs"] = None
     return out
+
+
+def _more_tables(store: Any, run_ids: list[str], ceilings: str, tables: dict[str, Any]) -> None:
+    """Add to ``tables`` (:func:`_tables`'s) the report's tables no chart draws, each from one statement for every
+    run: physics_checks, top_layers, top_kernels (Arrow, with run_id)."""
+    con = connect(store)
+    every = {"run_id": run_ids}
+    if ceilings == "default":
+        # physics_checks reads kernel_roofline twice: these runs' rows, computed once (half its time; same rows)
+        shadow = {"kernel_roofline": tables["kernel_roofline"]}
+        tables["physics_checks"] = fetch(con, "physics_checks", filters=every, tables=shadow)
+    else:
+        tables["physics_checks"] = fetch(con, "physics_checks", filters=every)
+    p = {"run_ids": run_ids, "top": TOP}
+    tables.update({name: fetch(con, name, p) for name in ("top_layers", "top_kernels")})
+
+
+def _roofline_rows(tables: dict[str, Any], run_id: str) -> tuple[Any, Any, str | None]:
+    """``run_id``'s roofline points and roof rows (:class:`RunReport`'s ``points`` and ``ceilings``) from the
+    report's ``tables``, and why the source of ``--ceilings`` has none for its machine, or None."""
+    roofs = (tables["roofs"] or {}).get(run_id)
+    roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
+    return (
+        _of(tables["kernel_roofline"], run_id),
+        roofs_rows,
+        str(roofs) if isinstance(roofs, RooflakeError) else None,
+    )
 
 
 def _bounds_on(ceilings: str) -> str:
@@ -378,10 +456,7 @@ def _run_report(
                     f"the comparison's bounds are on each run's own report peaks: the {ceilings} ceilings do not "
                     f"cover both runs"
                 )
-    roofs = (tables["roofs"] or {}).get(run_id)
-    roofs_rows = roofs.rows if isinstance(roofs, RunRoofs) else _of(tables["run_ceilings"], run_id)
-    points = _of(tables["kernel_roofline"], run_id)
-    note = str(roofs) if isinstance(roofs, RooflakeError) else None
+    points, roofs_rows, note = _roofline_rows(tables, run_id)
     # a run without roofline counters: what it lacks, as rl roofline says (the chart said "of 0 kernel(s)")
     if note is None and points.num_rows == 0:
         note = str(
