@@ -15,9 +15,9 @@ saved ~0.5 s of CPU, and ``rl report`` of 10 runs took 2.13 s instead of 2.46). 
 raising the first error (an :class:`rooflake.schema.OutputError` naming the file, as :mod:`rooflake.render.files`
 raises it). :func:`lay_out` starts a chart's SVG before its files are known (``rl report`` lays out its charts
 while it still reads the report's tables); :func:`render` of the same spec then writes what was laid out. Without
-:func:`start`, :func:`render` and :func:`submit` run in the calling process, and :func:`lay_out` does nothing. The processes are spawned: a script that
-starts them needs the ``if __name__ == "__main__":`` guard (the ``rl`` command has it), so the library never
-starts them on its own.
+:func:`start`, :func:`render` and :func:`submit` run in the calling process, and :func:`lay_out` does nothing. The
+processes are spawned: a script that starts them needs the ``if __name__ == "__main__":`` guard (the ``rl`` command
+has it), so the library never starts them on its own.
 """
 
 from __future__ import annotations
@@ -282,11 +282,11 @@ def render(spec_json: str, outputs: list[tuple[str, str, float]]) -> Future[None
     """:func:`render_files` of ``spec_json`` into ``outputs``, as :func:`submit` runs it; with PNG processes
     (:func:`start` with two workers or more) and both an SVG and a PNG asked, the SVG is laid out by a renderer
     (:func:`svg_files`) and the PNG drawn from it (:func:`png_files`) by a PNG process, or by a renderer when
-    the PNG processes have more work queued than the renderers (the last charts' PNGs: drawing a PNG takes as long
-    as laying out its SVG). A spec laid out already (:func:`lay_out`) is not laid out again: its SVG and PNG files
-    are written from that SVG, by the pool with less work queued. The future is done when every file is written,
-    or holds the first error; its callbacks
-    run on a pool's management thread: one must not wait for another chart nor call :func:`stop`."""
+    the PNG processes have more work queued than the renderers (the last charts' PNGs: drawing a PNG takes as
+    long as laying out its SVG). A spec laid out already (:func:`lay_out`) is not laid out again: its SVG and
+    PNG files are written from that SVG, by the pool with less work queued. The future is done when every file
+    is written, or holds the first error; its callbacks run on a pool's management thread: one must not wait
+    for another chart nor call :func:`stop`."""
     pools = (_pool, _png_pool)
     svgs = [o for o in outputs if o[1] == "svg"]
     pngs = [o for o in outputs if o[1] == "png"]

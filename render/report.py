@@ -2,11 +2,12 @@
 opens offline) plus a PNG and an SVG of each chart, written atomically into a directory.
 
 Input: run sections (any iterable: a section's charts start rendering as soon as it is taken, while the caller
-still builds the next ones; a chart given to :func:`lay_out` earlier is laid out already), each ``{"title": str, "meta": dict, "charts": [(name, chart)] (an Altair chart or
-a Vega-Lite spec dict), "tables": [(heading, pa.Table | pl.DataFrame)], "notes": [str]}``, which the ``rl report``
-command builds from the report view (:func:`rooflake.views.report.report`); this module only lays them out and
-writes files. Every string of a section reaches the page escaped (:mod:`rooflake.render.page`): text through
-``html.escape``, chart specs as script-safe JSON.
+still builds the next ones; a chart given to :func:`lay_out` earlier is laid out already), each ``{"title": str,
+"meta": dict, "charts": [(name, chart)] (an Altair chart or a Vega-Lite spec dict), "tables": [(heading, pa.Table |
+pl.DataFrame)], "notes": [str]}``, which the ``rl report`` command builds from the report view
+(:func:`rooflake.views.report.report`); this module only lays them out and writes files. Every string of a section
+reaches the page escaped (:mod:`rooflake.render.page`): text through ``html.escape``, chart specs as script-safe
+JSON.
 """
 
 from __future__ import annotations

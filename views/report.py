@@ -234,8 +234,10 @@ def _draw_times(
 ) -> None:
     """``drawn("time-based roofline", run_id, time)`` (:func:`report_runs`) for each run with a time-based
     roofline; nothing when ``drawn`` is None."""
+    if drawn is None:
+        return
     for rid, time in times.items():
-        if drawn is not None and isinstance(time, TimeRoofline):
+        if isinstance(time, TimeRoofline):
             drawn("time-based roofline", rid, time)
 
 
