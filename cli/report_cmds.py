@@ -168,25 +168,35 @@ def report(
     kernels, zero-FLOP share, physics warnings and the comparison with the previous run of the same labels."""
     from rooflake.render import engine
 
-    # a process per core, started before the imports below: renderers warming up meanwhile, and PNG processes
+    # a process per core, started before the imports _write makes: renderers warming up meanwhile, PNG processes
     engine.start()
+    try:
+        typer.echo(_write(out, since, runs, parse_labels(where, "--where"), ceiling_choice(ceilings), store))
+    except BaseException:
+        engine.stop()  # the charts still queued are cancelled, not drawn before rl exits
+        raise
+
+
+def _write(
+    out: Path, since: str | None, runs: list[str] | None, labels: Any, ceilings: str, store: str | None
+) -> str:
+    """:func:`report`'s work, the renderers started: the report written into ``out``; the line saying so."""
     from rooflake.render.report import write_report
     from rooflake.views.report import report_runs
 
     charts: dict[tuple[str, str], Any] = {}
-    labels = parse_labels(where, "--where")
     ids, reports = report_runs(
         reading_store(store),
         since=since,
         run_ids=runs,
         where=labels,
-        ceilings=ceiling_choice(ceilings),
+        ceilings=ceilings,
         drawn=_laying_out(charts),
     )
     n = len(ids)
     # each run's charts render on the other cores while the next run is read
     res = write_report((section(r, charts) for r in reports), out, title=f"rooflake report — {n} run(s)")
-    typer.echo(f"wrote {res['index']} ({n} runs, {res['charts']} charts as HTML, PNG and SVG)")
+    return f"wrote {res['index']} ({n} runs, {res['charts']} charts as HTML, PNG and SVG)"
 
 
 @app.command()

@@ -97,6 +97,29 @@ def test_rerun_is_idempotent_and_atomic(report_dir: Path, tmp_path: Path) -> Non
     assert (report_dir / "index.html").read_bytes() == first  # a failed run leaves the last report
 
 
+def test_a_report_that_cannot_be_written_cancels_its_charts(
+    report_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output directory under a file: one Error line naming it, exit 1, and the renderers stopped with the
+    charts laid out ahead and not yet written cancelled (engine.stop), not drawn before rl exits."""
+    from rooflake.render import engine
+
+    stopped: list[dict[str, object]] = []
+    stop = engine.stop
+
+    def stopping() -> None:
+        stopped.append(dict(engine._laid_out))
+        stop()
+
+    monkeypatch.setattr(engine, "stop", stopping)
+    (tmp_path / "file").write_text("")
+    store = report_dir.parent / "store"
+    r = CliRunner().invoke(app, ["report", "--store", str(store), "--out", str(tmp_path / "file" / "out")])
+    assert r.exit_code == 1 and r.stderr.count("Error:") == 1 and "file" in r.stderr
+    assert len(stopped) == 1 and stopped[0]  # charts were laid out ahead when it failed
+    assert engine._pool is None and engine._png_pool is None and engine._laid_out == {}
+
+
 def test_view_and_a_skipped_comparison(report_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The report view: each run with its tables and the previous run of its labels; a comparison that fails is
     skipped with a note that says so on the page."""
