@@ -57,13 +57,13 @@ def section(r: Any, charts: dict[tuple[str, str], Any] | None = None) -> dict[st
     :class:`rooflake.views.report.RunReport`: its charts (roofline, time-based roofline), tables and notes. With
     ``--ceilings`` (``r.roofs`` not ``default``) a note names the roofs both charts are drawn against
     (:func:`rooflake.cli.ceilings_cmds.roofs_text`), and their legends the source of each roof. ``charts``: specs
-    built already (:func:`chart`), by ``(name, run_id)``."""
+    built already (:func:`chart`), by ``(name, run_id)``; this run's are taken out of it."""
     from rooflake.cli.ceilings_cmds import roofs_text
     from rooflake.render import zero_flop_table
     from rooflake.schema import RooflakeError
 
-    def spec(name: str, data: Any) -> Any:
-        built = (charts or {}).get((name, r.run_id))
+    def spec(name: str, data: Any) -> Any:  # taken out of charts: a long report holds each spec once
+        built = (charts or {}).pop((name, r.run_id), None)
         return built if built is not None else chart(name, r.run_id, data)
 
     run = r.run

@@ -95,21 +95,23 @@ def svg_files(spec_json: str, outputs: list[tuple[str, str, float]]) -> str:
     the path of each of ``outputs`` (SVG ones); returned for :func:`png_files`. Raises as :func:`render_files`."""
     import vl_convert as vlc
 
+    svg: str = vlc.vegalite_to_svg(xml_safe(spec_json))
+    _write_svg(svg, outputs)
+    return svg
+
+
+def _write_svg(svg: str, outputs: list[tuple[str, str, float]]) -> None:
+    """Write ``svg`` into the path of each SVG of ``outputs`` (:mod:`rooflake.render.files`' rule)."""
     from rooflake.render.files import write_file
 
-    svg: str = vlc.vegalite_to_svg(xml_safe(spec_json))
-    for path, _fmt, _scale in outputs:
+    for path, _fmt, _scale in (o for o in outputs if o[1] == "svg"):
         write_file(Path(path), svg.encode("utf-8"))
-    return svg
 
 
 def laid_out_files(svg: str, outputs: list[tuple[str, str, float]]) -> None:
     """Write ``svg`` (laid out by :func:`svg_files` without outputs) into each SVG of ``outputs``, and its PNG
     into each PNG (:func:`png_files`). Raises as :func:`render_files`."""
-    from rooflake.render.files import write_file
-
-    for path, _fmt, _scale in (o for o in outputs if o[1] == "svg"):
-        write_file(Path(path), svg.encode("utf-8"))
+    _write_svg(svg, outputs)
     png_files(svg, [o for o in outputs if o[1] == "png"])
 
 
