@@ -66,6 +66,27 @@ def print_coverage(coverage: Any) -> None:
         )
 
 
+def print_counted(table: Any) -> None:
+    """One line, before the coverage lines, when FLOPs, AI and FLOP/s cover only part of the launches shown
+    (``layer_summary``'s ``launches_with_counters`` against ``launches``): how many lack FLOP counters or hold a
+    failed replay's NaN, left out (NULL where a layer has none), never counted as 0."""
+    launches = sum(table.column("launches").to_pylist())
+    counted = sum(table.column("launches_with_counters").to_pylist())
+    if counted == launches:
+        return
+    if counted == 0:
+        typer.echo(
+            "no launch of these layers has FLOP counters (an ncu report with the roofline sections has them; an "
+            "nsys run takes them from one: --with NCU_RUN): flops, ai_* and flops_per_s are NULL"
+        )
+        return
+    typer.echo(
+        f"flops, ai_* and flops_per_s cover {counted} of {launches} launches, leaving out {launches - counted} "
+        "without FLOP counters or with a NaN count or duration (a failed replay): never counted as 0 (columns "
+        "launches_with_counters, counters_complete)"
+    )
+
+
 def _pct(share: float | None) -> str:
     """A share as a percentage, ``-`` where it is NULL (a total of 0 or unknown)."""
     return "-" if share is None else f"{share:.1%}"
@@ -133,6 +154,7 @@ def layers(
         return
     emit(v.table.select(GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
     if on_terminal(fmt, out):
+        print_counted(v.table)
         print_coverage(v.coverage)
         if v.matched is not None:
             print_match(v.matched)

@@ -3,7 +3,9 @@
 -- At depth d a kernel belongs to the first d names of its stack (kernels with a shorter stack stay under their
 -- full path), so the shares of one depth sum to 1 per run and device. GPU work outside every NVTX range is the
 -- layer '(no NVTX range)'. Memcpy/memset count in GPU time (not in kernels or FLOPs). NaN durations (failed ncu
--- replays) are left out of the time sums and counted in nan_durations. Filter with e.g.
+-- replays) are left out of the time sums and counted in nan_durations; a launch whose FLOPs or duration are NaN
+-- (a failed replay: kernel_roofline keeps its NaN and flags it) counts as one without counters, so that it neither
+-- turns its layer's sums into NaN nor lets counters_complete say true. Filter with e.g.
 -- `WHERE run_id = $run_id AND depth = 2 AND regexp_matches(layer, 'encoder')`.
 -- Columns:
 --   run_id                 run
@@ -28,7 +30,8 @@
 --   ai_l1                  FLOP/byte = flops / bytes_l1
 --   ai_l2                  FLOP/byte = flops / bytes_l2
 --   ai_dram                FLOP/byte = flops / bytes_dram
---   launches_with_counters launches whose kernel has FLOP counters (ncu, or an nsys kernel matched to ncu)
+--   launches_with_counters launches whose kernel has FLOP counters (ncu, or an nsys kernel matched to ncu), with a
+--                          FLOP count and a duration that are not NaN; the FLOP and byte columns sum over them
 --   counted_time_ns        ns, kernel time of those launches
 --   flops_per_s            FLOP/s = flops / counted_time (Wang et al., time-weighted per-layer roofline); launches
 --                          without counters are left out of both, never counted as 0 FLOPs
@@ -59,7 +62,8 @@ labelled AS (
     SELECT
         *,
         nvtx_layer(nvtx_domain, nvtx_stack, depth) AS layer,
-        CASE WHEN isnan(duration_ns) THEN NULL ELSE duration_ns END AS valid_duration_ns
+        CASE WHEN isnan(duration_ns) THEN NULL ELSE duration_ns END AS valid_duration_ns,
+        op_kind = 'kernel' AND flops IS NOT NULL AND NOT isnan(flops) AND NOT isnan(duration_ns) AS counted
     FROM exploded
 ),
 agg AS (
@@ -71,11 +75,13 @@ agg AS (
         coalesce(sum(valid_duration_ns), 0) AS gpu_time_ns,
         coalesce(sum(valid_duration_ns) FILTER (WHERE op_kind = 'kernel'), 0) AS kernel_time_ns,
         count(*) FILTER (WHERE isnan(duration_ns)) AS nan_durations,
-        count(*) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL) AS launches_with_counters,
-        coalesce(sum(valid_duration_ns) FILTER (WHERE op_kind = 'kernel' AND flops IS NOT NULL), 0) AS counted_time_ns,
-        sum(flops_fp64) AS flops_fp64, sum(flops_fp32) AS flops_fp32, sum(flops_fp16) AS flops_fp16,
-        sum(flops_tensor) AS flops_tensor, sum(flops) AS flops,
-        sum(bytes_l1) AS bytes_l1, sum(bytes_l2) AS bytes_l2, sum(bytes_dram) AS bytes_dram
+        count(*) FILTER (WHERE counted) AS launches_with_counters,
+        coalesce(sum(valid_duration_ns) FILTER (WHERE counted), 0) AS counted_time_ns,
+        sum(flops_fp64) FILTER (WHERE counted) AS flops_fp64, sum(flops_fp32) FILTER (WHERE counted) AS flops_fp32,
+        sum(flops_fp16) FILTER (WHERE counted) AS flops_fp16, sum(flops_tensor) FILTER (WHERE counted) AS flops_tensor,
+        sum(flops) FILTER (WHERE counted) AS flops,
+        sum(bytes_l1) FILTER (WHERE counted) AS bytes_l1, sum(bytes_l2) FILTER (WHERE counted) AS bytes_l2,
+        sum(bytes_dram) FILTER (WHERE counted) AS bytes_dram
     FROM labelled
     GROUP BY run_id, device_id, depth, layer
 )

@@ -65,7 +65,7 @@ def test_roofline_lists_zero_flop_kernels_under_the_chart(tmp_path: Path) -> Non
     out = tmp_path / "a40.html"
     r = invoke("roofline", "--store", str(store), "--out", str(out))
     assert r.exit_code == 0, r.stderr
-    assert "4 zero-FLOP kernels" in r.stdout
+    assert "4 kernels without FLOPs" in r.stdout
     assert "Kernels without FLOPs" in out.read_text()
 
 
@@ -142,6 +142,28 @@ def test_check_on_real_reports(tmp_path: Path) -> None:
     # the H800 flash-attention action whose replay failed, and the H100 silu kernels whose L2 counter leaves out writes
     assert any(c == "nan_duration" and "flash_fwd_kernel" in (n or "") for c, n in found)
     assert any(c == "ai_order_violated" and n.startswith("silu_kernel_vector") for c, n in found)
+
+
+def test_layers_of_a_run_with_a_failed_replay(tmp_path: Path) -> None:
+    """The H800 report's failed replay (every value NaN) made its layer's FLOPs, AI and FLOP/s NaN beside
+    ``counters_complete`` true; the layer now sums the other 4 launches, says they are 4 of 5, and the terminal
+    says so (before the coverage lines, which end the output)."""
+    store = tmp_path / "store"
+    assert invoke("ingest", str(fixture("flyinglandlord")), "--store", str(store)).exit_code == 0
+    sql = "select flops_fp32, bytes_dram, duration_ns from kernels order by kernel_id"
+    kernels = json.loads(invoke("sql", sql, "--store", str(store), "-f", "json").stdout)
+    good = [k for k in kernels if k["duration_ns"] != "nan"]
+    assert (len(kernels), len(good)) == (5, 4) and all(k["flops_fp32"] != "nan" for k in good)
+    r = invoke("layers", "--store", str(store), "-f", "json")
+    (layer,) = json.loads(r.stdout)
+    assert (layer["launches"], layer["launches_with_counters"], layer["counters_complete"]) == (5, 4, False)
+    assert layer["flops"] == pytest.approx(sum(k["flops_fp32"] for k in good), rel=1e-12)
+    assert layer["bytes_dram"] == sum(k["bytes_dram"] for k in good)
+    assert layer["counted_time_ns"] == sum(k["duration_ns"] for k in good)
+    assert layer["flops_per_s"] == pytest.approx(layer["flops"] * 1e9 / layer["counted_time_ns"], rel=1e-12)
+    text = invoke("layers", "--store", str(store)).stdout
+    table, said = text.split("flops, ai_* and flops_per_s cover ")
+    assert said.startswith("4 of 5 launches, leaving out 1 ") and "NaN" not in table
 
 
 def test_time_roofline_cli(tmp_path: Path) -> None:

@@ -212,6 +212,32 @@ def test_a_failed_replay_has_no_bound_and_an_uncounted_pipe_is_not_zero_flops(tm
     }
 
 
+def test_a_failed_replay_leaves_its_layer_sums_to_the_other_launches(tmp_path: Path) -> None:
+    """One failed replay (FLOPs and duration NaN) made its layer's FLOPs, bytes, AI and FLOP/s NaN while
+    ``counters_complete`` said true; a launch with FLOPs but a NaN duration put its FLOPs into FLOP/s without its
+    time. Both now count as launches without counters: the sums are the other launches', hand-computed."""
+    nan = float("nan")
+    kernels = [
+        {"kernel_id": 0, "name": "gemm", "duration_ns": 2e6, "flops_fp32": 4e9, "flops_fp64": 0.0,
+         "bytes_l1": 8e8, "bytes_l2": 4e8, "bytes_dram": 2e8},
+        {"kernel_id": 1, "name": "stream", "duration_ns": 1e6, "flops_fp32": 1e8, "flops_fp64": 0.0,
+         "bytes_l1": 4e8, "bytes_l2": 4e8, "bytes_dram": 4e8},
+        {"kernel_id": 2, "name": "replay", "duration_ns": nan, "flops_fp64": nan, "flops_fp32": nan,
+         "bytes_l1": nan, "bytes_l2": nan, "bytes_dram": nan, "flags": ["nan_duration", "nan_metrics"]},
+        {"kernel_id": 3, "name": "no_time", "duration_ns": nan, "flops_fp32": 1e9, "flops_fp64": 0.0,
+         "bytes_l1": 1e8, "bytes_l2": 1e8, "bytes_dram": 1e8, "flags": ["nan_duration"]},
+    ]  # fmt: skip
+    tiny_run(tmp_path, "e" * 16, kernels, _ceilings([0, 1, 2, 3]))
+    (row,) = queries.execute(Store(tmp_path), "SELECT * FROM layer_summary WHERE depth = 1").to_pylist()
+    assert (row["launches"], row["nan_durations"], row["launches_with_counters"]) == (4, 2, 2)
+    assert row["counters_complete"] is False
+    assert row["flops"] == 4.1e9 and row["flops_fp32"] == 4.1e9 and row["flops_fp64"] == 0.0
+    assert (row["bytes_l1"], row["bytes_l2"], row["bytes_dram"]) == (1.2e9, 8e8, 6e8)
+    assert row["ai_dram"] == pytest.approx(4.1e9 / 6e8) and row["ai_l1"] == pytest.approx(4.1e9 / 1.2e9)
+    assert row["counted_time_ns"] == 3e6 and row["kernel_time_ns"] == 3e6
+    assert row["flops_per_s"] == pytest.approx(4.1e9 / 3e-3)
+
+
 def _made(con) -> set[str]:
     """The views and table macros the cursor's database holds now (the statement names none of them)."""
     sql = (
