@@ -144,7 +144,7 @@ def _draw(
     what = f"layers at depth {depth}" if by is By.layer else "kernels"
     return (
         f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
-        f"{n_zero} zero-FLOP {'layers' if by is By.layer else 'kernels'}"
+        f"{n_zero} {'layers' if by is By.layer else 'kernels'} without FLOPs"
         f"{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
 

@@ -258,7 +258,7 @@ def test_cli_ceilings_option(store: Path, tmp_path: Path) -> None:
         app, ["roofline", run[:6], "--ceilings", "datasheet", "-o", str(out), "--store", str(store)]
     )
     assert r.exit_code == 0, r.output
-    assert r.stdout.rstrip().endswith("0 zero-FLOP kernels, roofs: datasheet (H100 PCIe))")
+    assert r.stdout.rstrip().endswith("0 kernels without FLOPs, roofs: datasheet (H100 PCIe))")
     assert "datasheet, boost clock 1.75 GHz" in out.read_text(encoding="utf-8")
     r = CliRunner().invoke(
         app, ["roofline", run[:6], "--time", "--ceilings", "all", "-o", str(tmp_path / "t.html"), "--store", str(store)]

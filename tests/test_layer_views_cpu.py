@@ -131,7 +131,7 @@ def test_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
         "-o", str(out_file), "--store", cpu_run["store"],
     )  # fmt: skip
     said = f"time measured (nsys, NVTX ranges on the CPU), FLOPs and bytes modelled (rl estimate {cpu_run['est']}"
-    assert said in text and "2 zero-FLOP layers" in text  # the two pools
+    assert said in text and "2 layers without FLOPs" in text  # the two pools
     head = "│ layer              ┆ time_ns_measured ┆ flops_modelled ┆ bytes_modelled ┆ ai"
     assert head in text and "cnn:forward/conv2" in text  # the table beside the chart says it too
     page = out_file.read_text()
