@@ -373,17 +373,20 @@ def execute(
     Rows holding the values ``to_pylist`` would give, or the table where a column's type has no such values: what
     JSON needs). Unless ``unsafe``, only queries run (:func:`rooflake.store.database.run_read_only`). Raises
     :class:`QueryError` with DuckDB's message (syntax errors, unknown columns or tables, a missing parameter value,
-    a refused statement, SQL that is not text: :func:`rooflake.store.database.check_text`)."""
+    a refused statement, SQL that is not text or holds no statement: :func:`rooflake.store.user_sql.statements`)."""
     import duckdb
 
     from rooflake.schema.duck import fetch_pylist, fetch_rows
-    from rooflake.store.database import check_text, refuse_writes, run_read_only
+    from rooflake.store.database import run_read_only
+    from rooflake.store.user_sql import check_text, refuse_writes, statements
 
     check_text(sql)
     con = connect(store, sql, unsafe=unsafe)
     if not (as_rows or as_pylist):
         return run_read_only(con, sql, params or {}, unsafe=unsafe)
-    if not unsafe:  # as run_read_only does
+    if unsafe:  # as run_read_only does
+        statements(con, sql)
+    else:
         refuse_writes(con, sql)
     try:
         return (fetch_rows if as_rows else fetch_pylist)(con, sql, params or {})

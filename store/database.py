@@ -19,12 +19,15 @@ scans are filtered on (all files for a scan without such a filter, none for a ta
 about one run binds that run's files, at 10 runs or 100,000; an answer never changes (the plan is the same over
 the files). Smaller stores bind every file once per database.
 
-Read-only means two things. The database itself (:func:`build`, ``unsafe=False``) can read the store's files and
-nothing else — no other file, no ``COPY … TO``, no ``ATTACH``, no ``INSTALL``/``LOAD``, no setting changed after
-it is built (DuckDB's ``enable_external_access``, ``allowed_directories``, ``lock_configuration``). And a user's
-SQL (:func:`run_read_only`) may hold only queries — ``SELECT`` (with ``WITH``, ``FROM``, ``DESCRIBE``, ``SHOW``,
-``SUMMARIZE``, ``VALUES``) and ``EXPLAIN`` — so ``CREATE``, ``INSERT``, ``COPY`` (even into the store's own
-folder, which the views must be able to read), ``ATTACH``, ``SET`` are refused before anything runs.
+Read-only means two things. The database itself (:func:`build`, ``unsafe=False``) can reach the files of the
+store's table folders and nothing else — not ``compacted.json``, no other file, no ``ATTACH``, no
+``INSTALL``/``LOAD``, no setting changed after it is built (DuckDB's ``enable_external_access``,
+``allowed_directories``, ``lock_configuration``); a store on object storage is read through a read-only view of its
+filesystem (:mod:`rooflake.store.readonly_fs`), so nothing there is written whatever the statement. And a user's
+SQL (:func:`run_read_only`) may hold only queries, decided on the statement DuckDB executes
+(:mod:`rooflake.store.user_sql`: each statement of the text, the one ``EXPLAIN ANALYZE`` runs), so ``CREATE``,
+``INSERT``, ``COPY`` (even into the table folders, which the views must be able to read), ``ATTACH``, ``SET`` are
+refused before anything runs.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from rooflake.schema import COLUMNS, QueryError
 from rooflake.schema.duck import duck_connect, fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.layout import ALL_TABLES, PART
 from rooflake.store.manifest import Stamp, manifest_stamp, read_manifest_stamped
+from rooflake.store.user_sql import refuse_writes
+from rooflake.store.user_sql import statements as parse_statements
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,7 +54,6 @@ if TYPE_CHECKING:
     from rooflake.store.remote import Snapshot
 
 PKG = "rooflake.store"
-READ_ONLY_STATEMENTS = ("SELECT", "EXPLAIN")
 #: a table with this many partition files (or more) is read query by query, each query binding only its runs' files
 PRUNE_FROM = 64
 SOURCES = ("partition", "compacted")
@@ -541,6 +545,8 @@ class Database:
             statements = con.extract_statements(sql)
         except duckdb.Error:
             return  # running it raises the same error
+        if not statements:
+            return
         select = len(statements) == 1 and statements[0].type.name == "SELECT"
         self.create_needed(con, sql if select or _VIEW_DDL.match(statements[0].query) else None)
         if not self.prune:
@@ -681,8 +687,11 @@ def _published(con: Any, sources: Sources) -> None:
 
 
 def lock_down(con: Any, root: Path | Snapshot) -> None:
-    """Let ``con``'s database read files under ``root`` only, and change no setting from now on (``lock_down.sql``)."""
-    params = {"dirs": [str(root.resolve()) + "/" if isinstance(root, Path) else root.allowed_directory()]}
+    """Let ``con``'s database reach the files of ``root``'s table folders only (``STORE/<table>/``: not
+    ``compacted.json``, ``.staging`` or the store's folder itself), and change no setting from now on
+    (``lock_down.sql``)."""
+    base = str(root.resolve()) + "/" if isinstance(root, Path) else root.allowed_directory()
+    params = {"dirs": [f"{base}{t}/" for t in ALL_TABLES]}
     for stmt in con.extract_statements(sql_file(PKG, "lock_down.sql")):
         con.execute(stmt.query, {k: params[k] for k in stmt.named_parameters})
 
@@ -738,6 +747,19 @@ def stand_ins() -> Any:
     return con
 
 
+def _register(con: Any, root: Snapshot, unsafe: bool) -> None:
+    """Let ``con`` read the objects of store ``root`` (on object storage) through its fsspec filesystem; unless
+    ``unsafe``, through a read-only view of it (:class:`rooflake.store.readonly_fs.ReadOnly`): a statement of any
+    form that writes there is refused by the filesystem itself. Raises :class:`StoreError` without ``s3fs``."""
+    if unsafe:
+        root.register(con)
+        return
+    from rooflake.store.readonly_fs import ReadOnly
+    from rooflake.store.remote import filesystem
+
+    con.register_filesystem(ReadOnly(filesystem(root.url)))
+
+
 def build(
     root: Path | Snapshot,
     only_runs: list[str] | None = None,
@@ -759,7 +781,7 @@ def build(
 
     con = early.connect()  # stand_ins(), made on a second thread by rl's main() or now
     if not isinstance(root, Path):
-        root.register(con)
+        _register(con, root, unsafe)
     sources = take_sources(root, only_runs)
     _published(con, sources)
     db = Database(con, sources, sources.partitioned(PRUNE_FROM))
@@ -787,55 +809,18 @@ def build(
     return db
 
 
-def check_text(sql: str) -> None:
-    """Raise :class:`QueryError` when a user's ``sql`` is not text DuckDB can take: a byte of the command line
-    that is not UTF-8 comes to Python as a lone surrogate, which DuckDB's functions refuse with a ``TypeError``."""
-    if sql.isascii():
-        return
-    try:
-        sql.encode()
-    except UnicodeEncodeError as e:
-        code = ord(sql[e.start])  # bytes 0x80-0xff not decoded come as U+DC80-U+DCFF (surrogateescape)
-        what = (
-            f"the byte 0x{code - 0xDC00:02x}"
-            if 0xDC80 <= code <= 0xDCFF
-            else f"a lone surrogate ({code:#06x})"
-        )
-        raise QueryError(f"SQL is not UTF-8 text: character {e.start + 1} is {what}") from None
-
-
-def refuse_writes(con: Any, sql: str) -> None:
-    """Raise :class:`QueryError` unless every statement of ``sql`` is a query (``SELECT``, ``EXPLAIN``; see the
-    module docstring). Raises :class:`QueryError` for SQL DuckDB cannot parse, with its message, or that is not
-    text (:func:`check_text`)."""
-    import duckdb
-
-    check_text(sql)
-    try:
-        statements = con.extract_statements(sql)
-    except duckdb.Error as e:
-        raise QueryError(f"SQL failed: {' '.join(str(e).split())}") from e
-    for s in statements:
-        kind = s.type.name
-        if kind not in READ_ONLY_STATEMENTS:
-            first = " ".join(s.query.split())[:40]
-            raise QueryError(
-                f"the store is opened read-only: a {kind} statement ({first!r}) is refused; queries "
-                f"(SELECT, EXPLAIN) only, unless unsafe (rl sql --unsafe)"
-            )
-
-
 def run_read_only(
     con: Any, sql: str, params: dict[str, Any] | None = None, *, unsafe: bool = False
 ) -> pa.Table:
     """Run a user's ``sql`` with named ``params`` on ``con``; the result as a ``pyarrow.Table``. Unless ``unsafe``,
     statements other than queries are refused first (:func:`refuse_writes`). Raises :class:`QueryError` with
     DuckDB's message on one line (a damaged Parquet file is named in it, as DuckDB reports it), or
-    :func:`check_text`'s."""
+    :func:`rooflake.store.user_sql.statements`'s (SQL that is not text, or holds no statement)."""
     import duckdb
 
-    check_text(sql)
-    if not unsafe:
+    if unsafe:
+        parse_statements(con, sql)
+    else:
         refuse_writes(con, sql)
     try:
         return fetch_arrow(con, sql, params)
