@@ -214,7 +214,7 @@ def open_run(
     if fmt == "torch-trace":
         from rooflake.ingest import torch_trace
 
-        yield torch_trace.read(path, run_id=run_id)
+        yield with_ops(torch_trace.read(path, run_id=run_id), run_id)
         return
     if fmt in ("ert-json", "ncu-csv", "measured-json"):
         from rooflake.ingest import ert_json, measured_json, ncu_csv
@@ -249,6 +249,20 @@ def open_run(
     if not ok:
         raise out
     yield out
+
+
+def with_ops(out: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """A reader's tables with the ``ops`` table of the recorded operators (:mod:`rooflake.ingest.ops`), their
+    work modelled from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the
+    DRAM traffic model), and the ingest summary's lines about them added to ``run["warnings"]``."""
+    from rooflake.ingest import ops
+    from rooflake.instrument.shapes import catalog_gpu
+
+    run = out["run"]
+    table, lines = ops.op_table(out, run_id, gpu=catalog_gpu(run.get("gpu_name"), run.get("compute_capability")))
+    run["n_ops"] = table.num_rows
+    run["warnings"] = [*run.get("warnings", []), *lines]
+    return {**out, "ops": table}
 
 
 @contextlib.contextmanager

@@ -8,7 +8,8 @@ it is the name an annotated profile of the same model gives the range (:func:`ro
 the one naming function), and an op of a module's backward falls where annotate's backward range puts it. Per op:
 
 - FLOPs: PyTorch's own formulas (``torch.utils.flop_counter``'s registry: mm, addmm, bmm, convolution and its
-  backward, scaled-dot-product attention, ...), else ours (:data:`ELEMENTWISE_FLOPS`: element-wise arithmetic 1 FLOP
+  backward, scaled-dot-product attention, ...), else ours (the tables of :mod:`rooflake.instrument.shapes`, by
+  which a trace's recorded ops are judged too: :data:`ELEMENTWISE_FLOPS`: element-wise arithmetic 1 FLOP
   per output element, normalisations, softmax; :data:`PER_INPUT_FLOPS`: reductions, softmax backward, the
   embedding's weight gradient), else NULL with the reason. Views (:data:`VIEW_OPS` and every op whose schema
   declares an alias: no arithmetic), data movement (:data:`ZERO_FLOP_OPS`) and ops with no floating-point operand
@@ -36,79 +37,14 @@ from rooflake.instrument.traffic import (
     conv_traffic,
     gemm_shape,
 )
+from rooflake.instrument.shapes import (
+    ELEMENTWISE_FLOPS,
+    PER_INPUT_FLOPS,
+    TORCH_SOURCE,
+    VIEW_OPS,
+    ZERO_FLOP_OPS,
+)
 from rooflake.schema import ESTIMATES, UsageError
-
-TORCH_SOURCE = "torch.utils.flop_counter"
-
-# ours, where torch has no formula: op name -> (rule name, FLOPs per output element)
-ELEMENTWISE_FLOPS: dict[str, float] = {
-    **dict.fromkeys(
-        ["add", "sub", "mul", "div", "relu", "threshold", "neg", "rsub", "clamp", "hardtanh", "leaky_relu"],
-        1.0,
-    ),
-    **dict.fromkeys(
-        ["add_", "sub_", "mul_", "div_", "relu_", "clamp_", "hardtanh_", "addcmul", "addcdiv"], 1.0
-    ),
-    # transcendental activations: counted as one FLOP each, as fvcore and the flop_counter docs do for element-wise
-    **dict.fromkeys(
-        ["sigmoid", "sigmoid_", "tanh", "tanh_", "gelu", "silu", "silu_", "exp", "sqrt", "rsqrt", "pow"], 1.0
-    ),
-    # normalisations: (x - mean) * rstd * gamma + beta, plus the statistics: about 4 FLOPs per element forward
-    **dict.fromkeys(
-        ["native_batch_norm", "_native_batch_norm_legit", "native_layer_norm", "native_group_norm"], 4.0
-    ),
-    # softmax: max, subtract, exp, sum, divide: 5 FLOPs per element
-    **dict.fromkeys(["_softmax", "_log_softmax", "_safe_softmax"], 5.0),
-    **dict.fromkeys(["avg_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d"], 1.0),
-}
-# ours, per element of the first input: op name -> (FLOPs per element, rule name)
-PER_INPUT_FLOPS: dict[str, tuple[float, str]] = {
-    # reductions: one add per input element
-    **dict.fromkeys(["sum", "mean", "var_mean", "std_mean", "norm"], (1.0, "reduction x1")),
-    # the embedding's weight gradient: each row of the output gradient added into its weight row
-    "embedding_dense_backward": (1.0, "scatter-add x1"),
-    # softmax backward from the output y and its gradient g: y·g, the row sum, g − sum, y·(…): 4 per element;
-    # log-softmax: exp(y), ·sum(g), the row sum, g − …: 4 per element
-    "_softmax_backward_data": (4.0, "softmax backward x4"),
-    "_log_softmax_backward_data": (4.0, "softmax backward x4"),
-}
-# views: the output aliases the input, no arithmetic and no bytes moved. Ops whose schema declares the alias are
-# found by _is_view; these return views (or, for the unsafe_* ones, tensors sharing the input's storage) without
-# declaring it. aten.unsafe_split is what nn.LSTM splits its gates with.
-VIEW_OPS = {
-    "detach", "alias", "view", "_unsafe_view", "t", "expand", "transpose", "permute", "unbind", "split",
-    "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "chunk", "unsafe_chunk", "narrow", "select",
-    "slice", "squeeze", "unsqueeze", "reshape", "flatten", "unflatten", "view_as", "expand_as", "as_strided",
-    "lift_fresh", "transpose_", "t_", "squeeze_", "unsqueeze_", "as_strided_", "detach_",  # in place: strides only
-}  # fmt: skip
-ZERO_FLOP_OPS = {
-    "max_pool2d_with_indices",  # comparisons, not FLOPs
-    "max_pool2d_with_indices_backward",  # a scatter of the gradient
-    "copy_",
-    "_to_copy",
-    "clone",
-    "cat",
-    "stack",
-    "zeros",
-    "ones",
-    "empty",
-    "fill_",
-    "zero_",
-    "ones_like",
-    "zeros_like",
-    "empty_like",
-    "new_zeros",
-    "new_empty",
-    "embedding",
-    "index_select",
-    "gather",
-    "constant_pad_nd",
-    "upsample_nearest1d",  # a gather: each output element is a copy of one input element
-    "upsample_nearest2d",
-    "upsample_nearest3d",
-    "select_backward",  # a zero tensor with the gradient copied into one index
-    "slice_backward",  # a zero tensor with the gradient copied into a slice
-}
 
 
 class _Ranges(threading.local):

@@ -38,6 +38,9 @@ _COMMENT_MARK = re.compile(r"\n--")
 _COLUMN = re.compile(r"^-- {3}(\S+)(?:\s|$)")
 # the datasheet catalog's tables (rooflake.schema.datasheets.tables), registered on a cursor whose SQL names them
 _DATASHEETS = re.compile(r"\bdatasheet", re.IGNORECASE)
+# the ceiling sources registry (rooflake.schema.ceiling_sources.table), likewise
+CEILING_SOURCES = "ceiling_sources"
+_CEILING_SOURCES = re.compile(rf"\b{CEILING_SOURCES}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -233,12 +236,41 @@ def connect(store: Any, sql: str | None = None, *, unsafe: bool = False):  # -> 
     views_sql, macros_sql = _objects(needed)
     con = store.connect(extra_views=views_sql, setup=macros(), after=macros_sql, unsafe=unsafe)
     # only when the SQL names them: building the tables imports pandas (tests/test_startup.py)
-    if sql is not None and _DATASHEETS.search(sql):
-        from rooflake.schema import datasheets
-
-        for name, table in datasheets.tables().items():  # the package's catalog, not the store's files
-            con.register(name, table)
+    if sql is not None and (_DATASHEETS.search(sql) or any(_reads_datasheets(n) for n in needed)):
+        register_datasheets(con)
+    if sql is not None and _CEILING_SOURCES.search(sql):
+        register_ceiling_sources(con)
     return con
+
+
+def register_datasheets(con: Any) -> None:
+    """Register the datasheet catalog's tables (:func:`rooflake.schema.datasheets.tables`: ``datasheets``,
+    ``datasheet_gpus``) on cursor ``con``: the package's catalog, not the store's files. :func:`connect` does it for
+    SQL that names them or a named query that reads them, :func:`fetch` for a query that reads them."""
+    from rooflake.schema import datasheets
+
+    for name, table in datasheets.tables().items():
+        con.register(name, con.from_arrow(table))
+
+
+@functools.cache
+def _reads_datasheets(name: str) -> bool:
+    return bool(_DATASHEETS.search(query(name).code))
+
+
+def register_ceiling_sources(con: Any) -> None:
+    """Register the ceiling sources registry (:func:`rooflake.schema.ceiling_sources.table`) on cursor ``con`` as
+    table ``ceiling_sources``: the package's data, never the store's. :func:`fetch` does it for a query that reads
+    the table, :func:`connect` for SQL that names it."""
+    from rooflake.schema import ceiling_sources
+
+    # from_arrow, not register(table): DuckDB's register of an Arrow table imports pandas
+    con.register(CEILING_SOURCES, con.from_arrow(ceiling_sources.table()))
+
+
+@functools.cache
+def _reads_ceiling_sources(name: str) -> bool:
+    return bool(_CEILING_SOURCES.search(query(name).code))
 
 
 @functools.lru_cache(maxsize=256)
@@ -323,6 +355,10 @@ def fetch(
     missing = set(q.given) - set(tables or {})
     if missing:
         raise QueryError(f"{name} reads table(s) the caller gives: {', '.join(sorted(missing))}")
+    if _reads_ceiling_sources(name):
+        register_ceiling_sources(con)
+    if _reads_datasheets(name) or any(_reads_datasheets(n) for n in dependencies(q.code)):
+        register_datasheets(con)
     bound = dict(params or {})
     sql = q.text
     for p, literal in q.defaults.items():  # an optional parameter not given: its declared default

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     MEMOPS: pa.Schema
     COVERAGE: pa.Schema
     ESTIMATES: pa.Schema
+    OPS: pa.Schema
     TABLES: dict[str, pa.Schema]
 
 SCHEMA_VERSION = "1"
@@ -572,6 +573,144 @@ _declare(
         ("assumptions", _STR, "", "tile, CTAs, reuse factors and GPU the traffic model assumed", "estimate"),
     ],
     "Analytic per-op estimates of a model (modelled, not measured): FLOPs, compulsory bytes, DeLTA-style traffic.",
+)
+
+
+_declare(
+    "ops",
+    [
+        (
+            "run_id",
+            _STR,
+            "",
+            "run (a torch.profiler trace, or an nsys run whose NVTX texts carry shapes)",
+            "runs.run_id",
+        ),
+        ("op_id", _I64, "", "0-based order of the op in the run (by start time)", "ingest"),
+        ("range_id", _I64, "", "the op's row of `ranges`", "ranges.range_id"),
+        (
+            "op_name",
+            _STR,
+            "",
+            "operator as recorded (aten::addmm, aten::conv2d, ...)",
+            "cpu_op name / NVTX text",
+        ),
+        (
+            "module_path",
+            _STR,
+            "",
+            "the nn.Module scopes enclosing the op, outermost first, joined by '/' (torch: with_modules' "
+            "'nn.Module: <Class>_<n>' scopes; nsys: the innermost enclosing range that is not an op); NULL: none",
+            "ranges",
+        ),
+        (
+            "nvtx_stack",
+            _STRS,
+            "",
+            "names of the ranges enclosing the op and its own, outermost first",
+            "ranges",
+        ),
+        (
+            "input_dims",
+            _STR,
+            "",
+            "the input dims as the trace writes them (JSON text; nsys: the sizes text)",
+            "Input Dims",
+        ),
+        ("input_types", _STR, "", "the input types as the trace writes them (JSON text)", "Input type"),
+        (
+            "concrete_inputs",
+            _STR,
+            "",
+            "the scalar inputs as the trace writes them (JSON text)",
+            "Concrete Inputs",
+        ),
+        (
+            "dtype",
+            _STR,
+            "",
+            "dtype of the op's first floating-point input (float32, bfloat16, ...)",
+            "Input type",
+        ),
+        (
+            "flops",
+            _F64,
+            "FLOP",
+            "modelled FLOPs from the recorded shapes; NULL where no rule applies or the op's chain counts them in "
+            "another op (see flops_source): sum(flops) over a run is its modelled work, each op counted once",
+            "flops_source",
+        ),
+        (
+            "flops_source",
+            _STR,
+            "",
+            "whose rule: torch.utils.flop_counter (replayed on meta tensors) | rooflake:builtin <formula> | "
+            "rooflake:<rule> | counted in <op> (op <id>) | counted in its nested ops | none: <why>",
+            "rooflake.instrument.shapes",
+        ),
+        (
+            "bytes",
+            _I64,
+            "byte",
+            "modelled compulsory bytes: every tensor input and the output once (NULL with flops, or where the "
+            "output's shape is not known)",
+            "shapes x element size",
+        ),
+        (
+            "bytes_l2_modelled",
+            _F64,
+            "byte",
+            "modelled L2 traffic (DeLTA-style; NULL: no traffic model)",
+            "traffic_model",
+        ),
+        (
+            "bytes_dram_modelled",
+            _F64,
+            "byte",
+            "modelled DRAM traffic (NULL: no traffic model, or the GPU's L2 size unknown)",
+            "traffic_model",
+        ),
+        (
+            "traffic_model",
+            _STR,
+            "",
+            "delta-gemm | delta-conv | flash-attention | NULL",
+            "rooflake.instrument.traffic",
+        ),
+        (
+            "carrier_op_id",
+            _I64,
+            "",
+            "the op of the chain that carries this op's work (itself when it does; NULL: no op of its chain does)",
+            "ingest",
+        ),
+        (
+            "kernels",
+            _I64,
+            "",
+            "GPU kernels launched while the op was open on its thread (nested ops too)",
+            "kernels",
+        ),
+        (
+            "gpu_ops",
+            _I64,
+            "",
+            "kernels, memcpys and memsets launched while the op was open",
+            "kernels, memops",
+        ),
+        (
+            "gpu_time_ns",
+            _I64,
+            "ns",
+            "sum of the durations of those kernels, memcpys and memsets (measured; NULL: none launched)",
+            "kernels.duration_ns, memops.duration_ns",
+        ),
+        ("cpu_time_ns", _I64, "ns", "the op's own CPU duration, nested ops included (measured)", "ranges"),
+        ("start_ns", _I64, "ns", "the op's CPU start", "ranges.start_ns"),
+        ("thread", _I64, "", "thread the op ran on", "ranges.thread"),
+    ],
+    "Recorded operators of a trace with their modelled work from the recorded shapes (FLOPs, bytes) and their "
+    "measured time (kernels launched, CPU time).",
 )
 
 

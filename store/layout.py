@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rooflake.schema import StoreError
 
-DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage", "estimates")
+DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage", "estimates", "ops")
 ALL_TABLES = (*DATA_TABLES, "runs")
 STAGING = ".staging"
 PART = "part-0.parquet"

@@ -21,13 +21,30 @@ CASE WHEN coalesce(fp64, fp32, fp16, tensor) IS NOT NULL
 CREATE MACRO counted_flops(x) AS CASE WHEN x IS NULL OR isnan(x) THEN -1 ELSE x END;
 
 -- dominant_precision(fp64, fp32, fp16, tensor): the precision with the most FLOPs (NULL and NaN count as none: a
--- failed replay's NaN is above every number to DuckDB; ties: fp64, fp32, fp16, tensor).
+-- failed replay's NaN is above every number to DuckDB; ties: fp64, fp32, fp16, tensor); NULL where no precision has
+-- FLOPs (a copy, an int8 GEMM: no precision to name).
 CREATE MACRO dominant_precision(fp64, fp32, fp16, tensor) AS
 CASE
+    WHEN greatest(counted_flops(fp64), counted_flops(fp32), counted_flops(fp16), counted_flops(tensor)) <= 0
+        THEN NULL
     WHEN counted_flops(fp64) >= greatest(counted_flops(fp32), counted_flops(fp16), counted_flops(tensor)) THEN 'fp64'
     WHEN counted_flops(fp32) >= greatest(counted_flops(fp16), counted_flops(tensor)) THEN 'fp32'
     WHEN counted_flops(fp16) >= counted_flops(tensor) THEN 'fp16'
     ELSE 'tensor'
+END;
+
+-- no_flops_reason(flops, counted, uncounted): why a kernel (or its launches summed) has no precision or AI:
+-- NULL where `flops` > 0 or `counted` is NULL (not in the run); 'failed replay (NaN values)'; 'no FLOP counters'
+-- (no precision counted: not `counted`); '0 FLOPs where counted, no counter for <uncounted>' (an int8 GEMM whose
+-- Tensor-Core counts the report lacks: not a zero-FLOP kernel for sure); 'no FLOPs at any precision' (a copy).
+CREATE MACRO no_flops_reason(flops, counted, uncounted) AS
+CASE
+    WHEN counted IS NULL THEN NULL
+    WHEN isnan(flops) THEN 'failed replay (NaN values)'
+    WHEN flops > 0 THEN NULL
+    WHEN NOT counted OR flops IS NULL THEN 'no FLOP counters'
+    WHEN len(uncounted) > 0 THEN '0 FLOPs where counted, no counter for ' || array_to_string(uncounted, ', ')
+    ELSE 'no FLOPs at any precision'
 END;
 
 -- attainable(peak, ai, bw): the roof at arithmetic intensity `ai` (FLOP/byte) of a memory level with bandwidth
@@ -61,4 +78,13 @@ list_filter(
      CASE WHEN bytes_l2 IS NOT NULL AND bw_l2 IS NULL THEN 'L2' END,
      CASE WHEN bytes_dram IS NOT NULL AND bw_dram IS NULL THEN 'DRAM' END],
     lambda x: x IS NOT NULL
+);
+
+-- datasheet_name(name): a device name as the datasheet catalog's `match` patterns see it (lower case, words split on
+-- anything that is not a letter or digit, the vendor and brand words nvidia, tesla, geforce dropped), as
+-- rooflake.schema.datasheets.normalise gives it: 'NVIDIA H100 80GB HBM3' -> 'h100 80gb hbm3'.
+CREATE MACRO datasheet_name(name) AS
+array_to_string(
+    list_filter(string_split_regex(lower(name), '[^a-z0-9]+'), lambda w: w <> '' AND w NOT IN ('nvidia', 'tesla', 'geforce')),
+    ' '
 );

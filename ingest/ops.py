@@ -1,0 +1,256 @@
+"""The ``ops`` table of a trace: every recorded operator with its modelled work and its measured time.
+
+Built after a reader has read a torch.profiler trace (``cpu_op`` events with ``record_shapes``' ``Input Dims``,
+``Input type``, ``Input Strides``, ``Concrete Inputs``; see :mod:`rooflake.ingest.torch_trace`) or an Nsight
+Systems export whose NVTX texts carry shapes (:mod:`rooflake.ingest.op_texts`), from its ``ranges``,
+``kernels`` and ``memops`` tables:
+
+- **Work** (modelled): :func:`rooflake.instrument.shapes.op_work`, the rules ``rl estimate`` uses too. **Each op
+  counted once**: ops nest (``aten::linear`` → ``aten::t``, ``aten::addmm``; ``aten::conv2d`` → … →
+  ``aten::cudnn_convolution``); the outermost op of a chain whose rule gives a number carries the chain's FLOPs and
+  bytes, every op nested in it has NULL FLOPs with ``flops_source`` ``counted in <op> (op <id>)``, and an op with no
+  rule whose nested ops carry says ``counted in its nested ops: …``. So ``sum(flops)`` over a run is its modelled
+  work.
+- **Time** (measured): the kernels, memcpys and memsets launched on the op's thread while it was open (its nested
+  ops' launches included), by the launch call's CPU time (``kernels.launch_start_ns``/``launch_thread``; query
+  ``ops_gpu_time.sql``), summed; and the op's own CPU duration. GPU work launched under no op stays in ``kernels``
+  with its NVTX attribution.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from rooflake.instrument.shapes import GpuSpec, OpWork, ShapeError, op_work, parse_args
+from rooflake.schema import OPS
+
+OP_CATS = {"cpu_op", "operator"}
+MODULE_CAT = "python_function"
+
+
+@dataclass
+class _Node:
+    row: dict[str, Any]
+    args: dict[str, Any]
+    is_op: bool
+    stack: list[str]
+    modules: list[str]
+    carrier: int | None = None  # the range carrying this subtree's work from above (or itself)
+    nested: list[str] = field(default_factory=list)  # carrying ops nested in an op with no rule
+
+
+def _args(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str):
+        return {}
+    try:
+        a = json.loads(text)
+    except ValueError:
+        return {}
+    return a if isinstance(a, dict) else {}
+
+
+def _nodes(ranges: list[dict[str, Any]], is_op: Any) -> list[_Node]:
+    """The ranges in nesting order (parents first), each with its stack of names and module scopes."""
+    ordered = sorted(ranges, key=lambda r: (r["start_ns"] is None, r["start_ns"] or 0, -(r["end_ns"] or 0)))
+    by_id: dict[int, _Node] = {}
+    out = []
+    for r in ordered:
+        args = _args(r.get("args"))
+        parent = by_id.get(r["parent_id"]) if r.get("parent_id") is not None else None
+        cat = args.get("cat")
+        modules = list(parent.modules) if parent else []
+        if cat == MODULE_CAT:
+            modules.append(r["name"])
+        node = _Node(r, args, bool(is_op(r, args)), [*(parent.stack if parent else []), r["name"]], modules)
+        by_id[r["range_id"]] = node
+        out.append(node)
+    return out
+
+
+def torch_op(row: dict[str, Any], args: dict[str, Any]) -> bool:
+    """A torch.profiler range is an op when Kineto filed it as ``cpu_op`` (older traces: ``Operator``)."""
+    return str(args.get("cat", "")).lower() in OP_CATS
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the trace recorded of an op: its arguments' dims, types, scalar values and strides (lists), or None
+    where it holds no shapes; ``text`` of each as the trace writes them."""
+
+    dims: Any
+    types: Any
+    concrete: Any = None
+    strides: Any = None
+
+
+def torch_recorded(node_args: dict[str, Any]) -> Recorded | None:
+    """The shapes record_shapes wrote into a cpu_op's args (None without ``Input Dims``)."""
+    if "Input Dims" not in node_args:
+        return None
+    return Recorded(
+        node_args.get("Input Dims"),
+        node_args.get("Input type"),
+        node_args.get("Concrete Inputs"),
+        node_args.get("Input Strides"),
+    )
+
+
+def op_rows(
+    ranges: list[dict[str, Any]],
+    *,
+    is_op: Any = torch_op,
+    recorded: Any = None,
+    gpu: GpuSpec | None = None,
+    replay: bool = True,
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The ``ops`` rows (without run_id and the GPU-time columns) of ``ranges`` (rows of the ``ranges`` table:
+    range_id, name, text, start_ns, end_ns, thread, parent_id, args), and counts for the ingest summary
+    (``ops``, ``without_shapes``, ``without_rule``). ``is_op(row, args)`` says which ranges are ops;
+    ``recorded(node)`` gives an op's :class:`Recorded` shapes (default: torch.profiler's args)."""
+    recorded = recorded or (lambda n: torch_recorded(n.args))
+    nodes = [n for n in _nodes(ranges, is_op)]
+    by_range = {n.row["range_id"]: n for n in nodes}
+    op_ids = {n.row["range_id"]: i for i, n in enumerate(n for n in nodes if n.is_op)}
+    rows: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    for n in nodes:
+        parent = by_range.get(n.row["parent_id"]) if n.row.get("parent_id") is not None else None
+        n.carrier = parent.carrier if parent else None
+        if not n.is_op:
+            continue
+        rec = recorded(n)
+        work, counted = _judge(n, rec, by_range, op_ids, gpu, replay)
+        if work.flops is not None and not counted:
+            n.carrier = n.row["range_id"]
+            _tell_ancestors(n, by_range, op_ids)
+        counts["ops"] += 1
+        counts["without_shapes"] += rec is None
+        counts["without_rule"] += work.flops_source.startswith("none:") and rec is not None
+        rows.append(_row(n, rec, work, op_ids))
+    for r, n in zip(rows, (n for n in nodes if n.is_op), strict=True):
+        if r["flops"] is None and not r["flops_source"].startswith("counted in") and n.nested:
+            r["flops_source"] = "counted in its nested ops: " + ", ".join(sorted(set(n.nested)))
+    return rows, dict(counts)
+
+
+def _judge(
+    n: _Node, rec: Recorded | None, by_range: dict[int, _Node], op_ids: dict[int, int], gpu: Any, replay: bool
+) -> tuple[OpWork, bool]:
+    """(the op's work, whether an enclosing op carries it)."""
+    if n.carrier is not None:
+        carrier = by_range[n.carrier]
+        return OpWork(None, f"counted in {carrier.row['name']} (op {op_ids[n.carrier]})"), True
+    if rec is None:
+        return OpWork(None, "none: no shapes recorded (profile with record_shapes=True)"), False
+    try:
+        args = parse_args(rec.dims, rec.types, rec.concrete, rec.strides)
+    except ShapeError as e:
+        return OpWork(None, f"none: malformed Input Dims / Input type ({e})"), False
+    return op_work(n.row["name"], args, gpu=gpu, replay=replay), False
+
+
+def _tell_ancestors(n: _Node, by_range: dict[int, _Node], op_ids: dict[int, int]) -> None:
+    """Name the carrying op ``n`` in the enclosing ops that carry nothing themselves (wrappers without a rule)."""
+    cur = by_range.get(n.row["parent_id"]) if n.row.get("parent_id") is not None else None
+    while cur is not None and cur.carrier is None:
+        if cur.is_op:
+            cur.nested.append(n.row["name"])
+        cur = by_range.get(cur.row["parent_id"]) if cur.row.get("parent_id") is not None else None
+
+
+def _text(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def _row(n: _Node, rec: Recorded | None, w: OpWork, op_ids: dict[int, int]) -> dict[str, Any]:
+    r = n.row
+    start, end = r.get("start_ns"), r.get("end_ns")
+    return {
+        "op_id": op_ids[r["range_id"]],
+        "range_id": r["range_id"],
+        "op_name": r["name"],
+        "module_path": "/".join(n.modules) or None,
+        "nvtx_stack": n.stack,
+        "input_dims": _text(rec.dims) if rec else None,
+        "input_types": _text(rec.types) if rec else None,
+        "concrete_inputs": _text(rec.concrete) if rec else None,
+        "dtype": w.dtype,
+        "flops": w.flops,
+        "flops_source": w.flops_source,
+        "bytes": w.bytes,
+        "bytes_l2_modelled": w.bytes_l2,
+        "bytes_dram_modelled": w.bytes_dram,
+        "traffic_model": w.traffic_model,
+        "carrier_op_id": op_ids[n.carrier] if n.carrier is not None else None,
+        "cpu_time_ns": end - start if start is not None and end is not None else None,
+        "start_ns": start,
+        "thread": r.get("thread"),
+    }
+
+
+def summary(counts: dict[str, int]) -> list[str]:
+    """The ingest summary's lines about the ops (``N ops without shapes``, ``M ops without a FLOP rule``)."""
+    out = []
+    if counts.get("without_shapes"):
+        out.append(
+            f"{counts['without_shapes']} of {counts['ops']} ops without shapes: their FLOPs are NULL "
+            "(profile with record_shapes=True)"
+        )
+    if counts.get("without_rule"):
+        out.append(
+            f"{counts['without_rule']} ops without a FLOP rule: their FLOPs are NULL with the reason (ops.flops_source)"
+        )
+    return out
+
+
+def op_table(tables: dict[str, Any], run_id: str, **kw: Any) -> tuple[Any, list[str]]:
+    """The ``ops`` table (pa.Table, :data:`rooflake.schema.OPS`) of a reader's ``tables`` (``ranges``,
+    ``kernels``, ``memops``: pa.Tables or DuckTables) and the ingest summary's lines; ``kw`` as :func:`op_rows`."""
+    import pyarrow as pa
+
+    from rooflake.ingest import sqlscript
+    from rooflake.schema.duck import DuckTable
+
+    arrow = {k: v.to_arrow() if isinstance(v, DuckTable) else v for k, v in tables.items() if v is not None}
+    cols = ["range_id", "name", "text", "start_ns", "end_ns", "thread", "parent_id", "args"]
+    ranges = arrow["ranges"]
+    rows, counts = op_rows(ranges.select([c for c in cols if c in ranges.column_names]).to_pylist(), **kw)
+    if not rows:
+        return pa.Table.from_pylist([], schema=OPS), []
+    ops = pa.Table.from_pylist([{**r, "run_id": run_id} for r in rows], schema=_without_gpu(OPS))
+    times = _gpu_times(sqlscript, ops, arrow.get("kernels"), arrow.get("memops"))
+    return times.select(OPS.names).cast(OPS), summary(counts)
+
+
+def _without_gpu(schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([f for f in schema if f.name not in ("kernels", "gpu_ops", "gpu_time_ns")])
+
+
+def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
+    """``ops`` with kernels, gpu_ops and gpu_time_ns (step ``ops_gpu_time.sql``)."""
+    import duckdb
+    import pyarrow as pa
+
+    empty = pa.table({"launch_thread": pa.array([], pa.int64()), "launch_start_ns": pa.array([], pa.int64()),
+                      "duration_ns": pa.array([], pa.float64())})  # fmt: skip
+
+    def launches(t: Any) -> Any:
+        if t is None or "launch_thread" not in t.column_names:
+            return empty
+        return t.select(["launch_thread", "launch_start_ns", "duration_ns"]).cast(empty.schema)
+
+    con = duckdb.connect()
+    try:
+        con.register("op_rows", ops)
+        con.register("kernel_launches", launches(kernels))
+        con.register("memop_launches", launches(memops))
+        return sqlscript.arrow(con, "ops_gpu_time.sql")
+    finally:
+        con.close()
