@@ -29,6 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rooflake.instrument.annotate import BACKWARD, FORWARD, annotate
+from rooflake.instrument.shapes import (
+    ELEMENTWISE_FLOPS,
+    PER_INPUT_FLOPS,
+    TORCH_SOURCE,
+    VIEW_OPS,
+    ZERO_FLOP_OPS,
+)
 from rooflake.instrument.traffic import (
     ConvShape,
     GpuSpec,
@@ -36,13 +43,6 @@ from rooflake.instrument.traffic import (
     attention_traffic,
     conv_traffic,
     gemm_shape,
-)
-from rooflake.instrument.shapes import (
-    ELEMENTWISE_FLOPS,
-    PER_INPUT_FLOPS,
-    TORCH_SOURCE,
-    VIEW_OPS,
-    ZERO_FLOP_OPS,
 )
 from rooflake.schema import ESTIMATES, UsageError
 
