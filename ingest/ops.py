@@ -126,13 +126,13 @@ def op_rows(
         if work.flops is not None and not counted:
             n.carrier = n.row["range_id"]
             _tell_ancestors(n, by_range, op_ids)
-        counts["ops"] += 1
-        counts["without_shapes"] += rec is None
-        counts["without_rule"] += work.flops_source.startswith("none:") and rec is not None
         rows.append(_row(n, rec, work, op_ids))
     for r, n in zip(rows, (n for n in nodes if n.is_op), strict=True):
         if r["flops"] is None and not r["flops_source"].startswith("counted in") and n.nested:
             r["flops_source"] = "counted in its nested ops: " + ", ".join(sorted(set(n.nested)))
+        counts["ops"] += 1
+        counts["without_shapes"] += r["input_dims"] is None
+        counts["without_rule"] += r["flops_source"].startswith("none:") and r["input_dims"] is not None
     return rows, dict(counts)
 
 

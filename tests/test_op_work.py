@@ -1,0 +1,236 @@
+"""Per-op work from a trace's recorded shapes (the ``ops`` table, ``op_roofline``, ``op_summary``): each FLOP rule on
+tiny literal traces against hand-computed counts, the same numbers with and without torch's replay, no double
+counting through nested ATen chains, GPU time under each op, the bad inputs, and a CPU trace recorded here."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rooflake.cli import app
+from rooflake.ingest import read
+from rooflake.instrument.shapes import op_work, parse_args, torch_available
+from rooflake.pipeline import ingest_file
+from rooflake.queries import connect, fetch
+from rooflake.store import Store
+
+BF16 = "c10::BFloat16"
+H100_TRACE = Path(__file__).parent / "data" / "torch" / "h100_bert-small_inference.json.gz"
+
+
+def _op(name: str, ts: float, dur: float, dims: list, types: list, concrete: list | None = None, tid: int = 1):
+    args: dict[str, Any] = {"Input Dims": dims, "Input type": types}
+    if concrete is not None:
+        args["Concrete Inputs"] = concrete
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def _launch(ts: float, corr: int, kernel_ts: float, kernel_dur: float, name: str = "gemm_kernel") -> list[dict]:
+    return [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 1,
+         "args": {"correlation": corr}},
+        {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": kernel_ts, "dur": kernel_dur,
+         "args": {"correlation": corr, "device": 0, "stream": 7, "grid": [1, 1, 1], "block": [128, 1, 1]}},
+    ]  # fmt: skip
+
+
+def _trace(tmp_path: Path, events: list[dict], name: str = "t.json", gpu: bool = True) -> Path:
+    doc: dict[str, Any] = {"schemaVersion": 1, "traceEvents": events, "baseTimeNanoseconds": 0}
+    if gpu:
+        doc["deviceProperties"] = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}]
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def _work(name: str, dims: list, types: list, concrete: list | None = None) -> tuple[Any, Any]:
+    args = parse_args(dims, types, concrete)
+    return op_work(name, args, replay=True), op_work(name, args, replay=False)
+
+
+# ---------------------------------------------------------------- the rules, hand-computed
+
+
+@pytest.mark.parametrize(
+    ("name", "dims", "types", "concrete", "flops"),
+    [
+        # conv 2·N·K·P·Q·C·R·S: N=2, C=3, 32x32 in, K=8, 3x3, stride 1, pad 1 -> P=Q=32
+        ("aten::conv2d", [[2, 3, 32, 32], [8, 3, 3, 3], [8], [], [], [], []],
+         ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+         ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"], 2 * 2 * 8 * 32 * 32 * 3 * 3 * 3),
+        # stride 2, pad 0, groups 2 (C=4 -> C/g = 2): P = Q = (9 - 3) // 2 + 1 = 4
+        ("aten::convolution", [[1, 4, 9, 9], [6, 2, 3, 3], [], [], [], [], [], [], []],
+         ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+         ["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "2"], 2 * 1 * 6 * 4 * 4 * 2 * 3 * 3),
+        # linear 2·B·in·out (the bias add is not counted, as torch counts it)
+        ("aten::linear", [[16, 64], [32, 64], [32]], ["float"] * 3, ["", "", ""], 2 * 16 * 64 * 32),
+        ("aten::addmm", [[32], [16, 64], [64, 32], [], []], ["float"] * 3 + ["Scalar"] * 2,
+         ["", "", "", "1", "1"], 2 * 16 * 64 * 32),
+        ("aten::bmm", [[4, 8, 16], [4, 16, 2]], [BF16, BF16], None, 2 * 4 * 8 * 16 * 2),
+        # attention 4·B·H·N²·D: B=2, H=4, N=128, D=64
+        ("aten::scaled_dot_product_attention", [[2, 4, 128, 64]] * 3 + [[], [], [], [], []],
+         [BF16] * 3 + ["", "Scalar", "Scalar", "", "Scalar"], ["", "", "", "", "0.", "False", "", "False"],
+         4 * 2 * 4 * 128 * 128 * 64),
+        # norms: 4 FLOPs per element; element-wise: 1 per output element (broadcast)
+        ("aten::native_layer_norm", [[8, 128], [], [128], [128], []], [BF16, "ScalarList", BF16, BF16, "Scalar"],
+         ["", "[128]", "", "", "1e-05"], 4 * 8 * 128),
+        ("aten::add", [[8, 128], [128], []], ["float", "float", "Scalar"], ["", "", "1"], 8 * 128),
+        ("aten::gelu", [[8, 128], []], [BF16, ""], ["", "none"], 8 * 128),
+        ("aten::sum", [[8, 128], [], [], []], ["float", "ScalarList", "Scalar", ""], ["", "[1]", "False", ""],
+         8 * 128),
+    ],
+)  # fmt: skip
+def test_flop_rules_match_hand_counts(name: str, dims: list, types: list, concrete: list, flops: int) -> None:
+    replayed, builtin = _work(name, dims, types, concrete)
+    assert builtin.flops == flops, builtin
+    assert replayed.flops == flops, replayed  # torch's formulas (replayed) and the built-in ones agree
+    if torch_available() and name in ("aten::conv2d", "aten::linear", "aten::addmm", "aten::bmm"):
+        assert replayed.flops_source.startswith("torch.utils.flop_counter")
+        assert builtin.flops_source.startswith("rooflake:builtin")
+
+
+def test_compulsory_bytes_count_inputs_and_output_once() -> None:
+    w, _ = _work("aten::addmm", [[32], [16, 64], [64, 32], [], []], ["float"] * 3 + ["Scalar"] * 2)
+    assert w.bytes == (32 + 16 * 64 + 64 * 32 + 16 * 32) * 4  # bias, A, B, C (TraceLens' "data moved" too)
+    assert w.traffic_model == "delta-gemm" and w.bytes_l2 is not None
+    view, _ = _work("aten::view", [[16, 64], []], ["float", "ScalarList"], ["", "[1024]"])
+    assert (view.flops, view.bytes, view.flops_source) == (0.0, 0, "rooflake:view")
+
+
+@pytest.mark.parametrize(
+    ("name", "dims", "types", "reason"),
+    [
+        ("aten::mystery", [[4, 4]], ["float"], "none: no FLOP formula for aten::mystery"),
+        ("vllm::unified_attention", [[4, 4]], ["float"], "not an ATen operator"),
+        ("aten::mm", [[4, 5], [6, 7]], ["float", "float"], "do not fit"),  # inner dims differ
+        ("aten::add", [[4], [4]], ["c10::Quux", "c10::Quux"], "unknown input types"),
+    ],
+)
+def test_ops_without_a_rule_get_null_with_the_reason(name: str, dims: list, types: list, reason: str) -> None:
+    for w in _work(name, dims, types):
+        assert w.flops is None and reason in w.flops_source, w
+
+
+# ---------------------------------------------------------------- a trace: chains counted once, GPU time
+
+
+def _chain_trace(tmp_path: Path) -> Path:
+    lin = [[16, 64], [32, 64], [32]]
+    events = [
+        # aten::linear -> aten::t, aten::addmm (one kernel, 5 µs)
+        _op("aten::linear", 10, 30, lin, [BF16] * 3, ["", "", ""]),
+        _op("aten::t", 11, 2, [[32, 64]], [BF16]),
+        _op("aten::addmm", 14, 20, [[32], [16, 64], [64, 32], [], []], [BF16] * 3 + ["Scalar"] * 2,
+            ["", "", "", "1", "1"]),
+        *_launch(15, 1, 100, 5.0),
+        # aten::layer_norm (no rule of its own) -> aten::native_layer_norm (one kernel, 2 µs)
+        _op("aten::layer_norm", 50, 20, [[16, 32], [], [32], [32], [], []],
+            [BF16, "ScalarList", BF16, BF16, "Scalar", "Scalar"], ["", "[32]", "", "", "1e-05", "True"]),
+        _op("aten::native_layer_norm", 52, 15, [[16, 32], [], [32], [32], []],
+            [BF16, "ScalarList", BF16, BF16, "Scalar"], ["", "[32]", "", "", "1e-05"]),
+        *_launch(53, 2, 110, 2.0, "layer_norm_kernel"),
+        # an op recorded without shapes, and one with malformed dims
+        {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 80, "dur": 5, "args": {}},
+        _op("aten::mul", 90, 5, [["x", 2]], ["float"]),
+    ]  # fmt: skip
+    return _trace(tmp_path, events)
+
+
+def test_a_chain_carries_its_flops_once_with_the_time_of_its_kernels(tmp_path: Path) -> None:
+    out = read(_chain_trace(tmp_path), run_id="r")
+    ops = {r["op_name"]: r for r in out["ops"].to_pylist()}
+    lin, t, addmm = ops["aten::linear"], ops["aten::t"], ops["aten::addmm"]
+    assert lin["flops"] == 2 * 16 * 64 * 32 and lin["carrier_op_id"] == lin["op_id"]
+    assert t["flops"] is None and addmm["flops"] is None
+    assert addmm["flops_source"] == f"counted in aten::linear (op {lin['op_id']})"
+    assert addmm["carrier_op_id"] == lin["op_id"]
+    assert (lin["kernels"], lin["gpu_time_ns"], lin["cpu_time_ns"]) == (1, 5000, 30000)
+    assert (addmm["kernels"], t["kernels"], t["gpu_time_ns"]) == (1, 0, None)
+    ln, nln = ops["aten::layer_norm"], ops["aten::native_layer_norm"]
+    assert nln["flops"] == 4 * 16 * 32 and ln["flops"] is None
+    assert ln["flops_source"] == "counted in its nested ops: aten::native_layer_norm"
+    assert ln["gpu_time_ns"] == nln["gpu_time_ns"] == 2000
+    # sum(flops) over the run is its modelled work: each op once
+    assert sum(r["flops"] or 0 for r in ops.values()) == 2 * 16 * 64 * 32 + 4 * 16 * 32
+    assert ops["aten::relu"]["flops_source"].startswith("none: no shapes recorded")
+    assert "malformed" in ops["aten::mul"]["flops_source"]
+    assert ops["aten::linear"]["input_dims"] == "[[16, 64], [32, 64], [32]]"  # as the trace writes them
+    assert any("ops without shapes" in w for w in out["run"]["warnings"])
+
+
+def test_op_roofline_and_summary_judge_bf16_gemms_on_the_tensor_roof(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    res = ingest_file(_chain_trace(tmp_path), store)
+    assert any("1 of 7 ops without shapes" in w for w in res.warnings or [])
+    con = connect(Store(store))
+    rows = {r["op_name"]: r for r in fetch(con, "op_roofline", {"run_id": res.run_id}).to_pylist()}
+    lin = rows["aten::linear"]
+    assert lin["datasheet_gpu"] == "H100 SXM5" and lin["peak_ceiling"] == "TENSOR BF16"
+    assert lin["peak_flops_per_s"] == 989.5e12 and lin["bw_dram"] == 3.35e12
+    assert lin["time_ns"] == 5000 and lin["flops_per_s"] == pytest.approx(2 * 16 * 64 * 32 / 5e-6)
+    assert lin["ai"] == pytest.approx(lin["flops"] / lin["bytes"])
+    assert lin["attainable_flops_per_s"] == pytest.approx(min(989.5e12, lin["ai"] * 3.35e12))
+    assert lin["bound"] == "DRAM" and lin["time_bound"] == "launch"  # a tiny GEMM: t_o = 1 µs dominates T_min
+    assert rows["aten::native_layer_norm"]["peak_ceiling"] == "FP32"  # element-wise half ops compute in float
+    summary = fetch(con, "op_summary", {"run_id": res.run_id}).to_pylist()
+    names = [r["op_name"] for r in summary]
+    assert "aten::addmm" not in names and names[0] == "aten::linear"  # counted in linear: not twice
+    assert summary[0]["calls"] == 1 and summary[0]["time_ns_total"] == 5000
+
+
+def test_op_roofline_is_a_table_macro_of_rl_sql(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    res = ingest_file(_chain_trace(tmp_path), store)
+    sql = f"select op_name, peak_ceiling from op_roofline('{res.run_id}') where flops > 1000 order by op_id"
+    r = CliRunner().invoke(app, ["sql", "--store", str(store), "-f", "csv", sql])
+    assert r.exit_code == 0, r.output
+    assert "aten::linear,TENSOR BF16" in r.output.replace('"', "")
+
+
+# ---------------------------------------------------------------- real traces
+
+
+def test_real_h100_trace_matches_tracelens_conventions(tmp_path: Path) -> None:
+    """TraceLens' BERT-small H100 trace: every addmm of its Linear layers carries 2·M·N·K and TraceLens' data moved
+    (A, B, bias, C once), and the run's FLOPs are the sum of its chains' carriers only."""
+    out = read(H100_TRACE, run_id="h")
+    ops = out["ops"].to_pylist()
+    carriers = [r for r in ops if r["carrier_op_id"] == r["op_id"]]
+    counted = [r for r in ops if r["flops_source"].startswith("counted in")]
+    assert carriers and counted
+    assert all(r["flops"] is None for r in counted)
+    linears = [r for r in carriers if r["op_name"] == "aten::linear"]
+    assert linears
+    for r in linears:
+        x, w, *_ = json.loads(r["input_dims"])
+        m, k, n = x[0] * (x[1] if len(x) == 3 else 1), x[-1], w[0]
+        assert r["flops"] == 2 * m * n * k
+        assert r["bytes"] == (m * k + k * n + n + m * n) * 2  # bf16
+        assert r["kernels"] >= 1 and r["gpu_time_ns"] > 0
+
+
+def test_a_cpu_trace_recorded_here(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()
+    x = torch.randn(16, 64)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        model(x)
+    path = tmp_path / "cpu.json"
+    prof.export_chrome_trace(str(path))
+    gz = tmp_path / "cpu.json.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    store = tmp_path / "store"
+    res = ingest_file(gz, store)
+    rows = fetch(connect(Store(store)), "op_roofline", {"run_id": res.run_id}).to_pylist()
+    linears = [r for r in rows if r["op_name"] == "aten::linear"]
+    assert [r["flops"] for r in linears] == [2 * 16 * 64 * 32, 2 * 16 * 32 * 8]
+    assert all(r["time_ns"] == r["cpu_time_ns"] > 0 for r in linears)  # no GPU kernels: the CPU time
+    assert sum(r["flops"] or 0 for r in rows) == 2 * 16 * 64 * 32 + 16 * 32 + 2 * 16 * 32 * 8
+    assert all(r["peak_flops_per_s"] is None and "not in the datasheet" in r["peak_reason"] for r in linears)
