@@ -37,7 +37,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,10 +118,36 @@ class Sources:
     #: a local store: the compacted.json read (:meth:`Database.moved` compares it with the store's now)
     stamp: Stamp = None
 
+    #: a local store: run id -> whether its ``runs`` partition file was there when first asked (:meth:`placed`)
+    seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def placed(self, run: str) -> bool:
+        """Whether ``run`` is published from its partitions: it has a ``runs`` partition folder and, on a local
+        store, its file was there when first asked. Asked once per run, so that every table of the run is read
+        from one place even while a compaction removes its partitions (a run whose ``runs`` file went is read
+        from the compacted files; :meth:`unplaced` says when a decision no longer holds)."""
+        runs = self.parts["runs"]
+        if run not in runs:
+            return False
+        if not self.local:
+            return True
+        found = self.seen.get(run)
+        if found is None:
+            found = self.seen[run] = os.path.exists(_runs_file(runs, run))
+        return found
+
+    def unplaced(self) -> bool:
+        """Whether the ``runs`` file of a run the compacted files hold and that :meth:`placed` found is gone (a
+        compaction removing the partitions it folded in: the views' choice of files no longer holds)."""
+        runs = self.parts["runs"]
+        return any(
+            found and r in self.held and not os.path.exists(_runs_file(runs, r)) for r, found in self.seen.items()
+        )
+
     @functools.cached_property
     def published(self) -> dict[str, str]:
         """Run id -> ``partition`` or ``compacted`` (see the class docstring)."""
-        out = dict.fromkeys(self.parts["runs"], "partition")
+        out = {r: "partition" for r in self.parts["runs"] if self.placed(r)}
         for r in self.held if self.keep is None else self.held & self.keep:
             out.setdefault(r, "compacted")
         return out
@@ -136,7 +162,7 @@ class Sources:
 
     def compacted_run(self, run: str) -> bool:
         """Whether ``run`` is published from the compacted files."""
-        return run in self.held and run not in self.parts["runs"] and (self.keep is None or run in self.keep)
+        return run in self.held and not self.placed(run) and (self.keep is None or run in self.keep)
 
     def files(self, table: str, source: str, runs: Runs) -> list[str]:
         """The files of ``table`` from ``source`` that hold rows of ``runs`` (None: every run)."""
@@ -144,20 +170,21 @@ class Sources:
             held = self.compacted.get(table, [])
             return held if runs is None or any(self.compacted_run(r) for r in runs) else []
         parts = self.parts.get(table, {})
-        published = self.parts["runs"]  # a run with a runs folder is published from its partitions
         ids = sorted(parts) if runs is None else sorted(r for r in runs if r in parts)
-        ids = [r for r in ids if r in published]
-        if self.local:  # a folder being removed, or a run whose runs file is not in place: not read
-            ids = [
-                r
-                for r in ids
-                if os.path.exists(parts[r]) and (table == "runs" or os.path.exists(published[r]))
-            ]
+        # a run published from its partitions (placed); its file of this table there (a run may have none)
+        ids = [r for r in ids if self.placed(r)]
+        if self.local and table != "runs":
+            ids = [r for r in ids if os.path.exists(parts[r])]
         return [parts[r] for r in ids]
 
     def partitioned(self, n: int) -> bool:
         """Whether a table has ``n`` partition folders or more (a local table stops listing at the ``n``-th)."""
         return any(p.at_least(n) if isinstance(p, Folder) else len(p) >= n for p in self.parts.values())
+
+
+def _runs_file(runs: Mapping[str, str], run: str) -> str:
+    """The ``runs`` partition file of ``run`` in a local store's ``runs`` :class:`Folder` (or mapping)."""
+    return runs.path(run) if isinstance(runs, Folder) else runs[run]
 
 
 class Folder(Mapping[str, str]):
@@ -380,9 +407,13 @@ class Database:
 
     def moved(self) -> bool:
         """Whether a compaction of this local store committed since its sources were taken (``compacted.json``
-        is another file): the partitions it compacted may be gone from a listing made since, their runs not yet
-        in the compacted files the database knows (:meth:`point` then lists again)."""
-        return self.root is not None and manifest_stamp(self.root) != self.sources.stamp
+        is another file: the partitions it compacted may be gone from a listing made since, their runs not yet
+        in the compacted files the database knows), or is removing the partitions of runs the views read from
+        them (:meth:`Sources.unplaced`: a table pointed after a run's ``runs`` file went would miss it, its data
+        file gone too): :meth:`point` then lists again."""
+        if self.root is None:
+            return False
+        return manifest_stamp(self.root) != self.sources.stamp or self.sources.unplaced()
 
     def refresh(self, con: Any) -> None:
         """List the store again and read what it holds now (every run whole, before or after any commit): the
@@ -645,16 +676,16 @@ class StoreCursor:
         return self._run(run)
 
     def sql(self, query: Any, *args: Any, params: Any = None, **kwargs: Any) -> Any:
-        """DuckDB's ``sql`` (a relation), after pointing the views. While a table is read without
-        ``union_by_name`` over several files, or the store is on object storage, the relation is materialized
-        here, so that a file with other columns (or a file deleted since the listing) fails now and the query runs
-        again, reading by name (:meth:`Database.widen`) or over a new listing (:meth:`Database.stale`)."""
+        """DuckDB's ``sql`` (a relation), after pointing the views. The relation is materialized here, so that a
+        file with other columns, or a file deleted since the listing (a compaction removing what it folded in, a
+        ``--force`` re-ingest), fails now and the query runs again, reading by name (:meth:`Database.widen`) or
+        over a new listing (:meth:`Database.stale`): a relation run later would fail outside that loop."""
 
         def run() -> Any:
             self._db.prepare(self._con, query, params)
             rel = self._con.sql(query, *args, params=params, **kwargs)
             materialize = getattr(rel, "materialize", None)
-            if rel is None or materialize is None or not (self._db.guessed or self._db.snapshot):
+            if rel is None or materialize is None:
                 return rel
             return materialize()
 
