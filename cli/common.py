@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import errno
 import functools
+import os
+import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -57,10 +60,36 @@ def _about_named_path(e: OSError, named: list[Path]) -> bool:
     return any(p == n or n in p.parents for n in named)
 
 
+#: what writing to a full or failing disk raises (stdout redirected to a file, ``rl runs > /dev/full``)
+_WRITE_FAILED = frozenset([errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG])
+
+
+def _output_failed(e: OSError) -> bool:
+    """Whether ``e`` is a failed write of the output (no file named: stdout), and make the rest of the output go
+    nowhere, so that Python's flush at exit does not fail on it again (a second message, a traceback)."""
+    if e.filename is not None or e.errno not in _WRITE_FAILED:
+        return False
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a test's capture)
+        pass
+    return True
+
+
+def _broken_pool(e: Exception) -> bool:
+    """Whether ``e`` says a pool of worker processes broke (one could not start or died): ``BrokenExecutor`` of
+    ``concurrent.futures``, looked up only when a pool was used (the module is then loaded)."""
+    futures = sys.modules.get("concurrent.futures")
+    return futures is not None and isinstance(e, futures.BrokenExecutor)
+
+
 def guard(fn: F) -> F:
-    """Run a command; a :class:`RooflakeError`, or an ``OSError`` about a file or folder the user named (``--out``),
-    becomes ``Error: ...`` on stderr and exit 1, a :class:`BadArgument` exit 2 (bad arguments exit 2, as click's own
-    checks do): the one place this happens. Anything else is a bug: its traceback shows."""
+    """Run a command; a :class:`RooflakeError`, an ``OSError`` about a file or folder the user named (``--out``),
+    the output failing to be written (a full disk behind stdout) or a pool of worker processes that broke becomes
+    ``Error: ...`` on stderr and exit 1, a :class:`BadArgument` exit 2 (bad arguments exit 2, as click's own checks
+    do): the one place this happens. Anything else is a bug: its traceback shows."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -70,9 +99,19 @@ def guard(fn: F) -> F:
             err(str(e))
             raise typer.Exit(2 if isinstance(e, BadArgument) else 1) from None
         except OSError as e:
-            if not _about_named_path(e, _named_paths(args, kwargs)):
+            if _output_failed(e):
+                err(f"cannot write the output: {e.strerror or e}")
+            elif _about_named_path(e, _named_paths(args, kwargs)):
+                err(f"{e.filename}: {e.strerror or e}")
+            else:
                 raise
-            err(f"{e.filename}: {e.strerror or e}")
+            raise typer.Exit(1) from None
+        except Exception as e:
+            if not _broken_pool(e):
+                raise
+            err(
+                f"worker processes stopped or could not start ({e}); check the limits on processes and memory"
+            )
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
@@ -217,6 +256,7 @@ def existing_store(s: Any) -> None:
 class By(str, Enum):
     kernel = "kernel"
     layer = "layer"
+    op = "op"
 
 
 class Level(str, Enum):

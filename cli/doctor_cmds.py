@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, err, existing_store, guard, need_out
+from rooflake.cli.common import (
+    Fmt,
+    FmtOpt,
+    OutOpt,
+    StoreOpt,
+    app,
+    emit,
+    err,
+    existing_store,
+    guard,
+    need_out,
+    on_terminal,
+)
 
 
 @app.command()
@@ -15,7 +27,7 @@ def doctor(store: StoreOpt = None, fmt: FmtOpt = Fmt.table, out: OutOpt = None) 
     One row per problem: table, run_id, path, problem (damaged: a Parquet file DuckDB cannot read whole, which
     fails every query of its table; missing: a run's kernels or metrics file is gone; unpublished: rows of a run
     without a runs row, invisible; stale-staging: a dead writer's folder) and the reader's error. Exit 1 when
-    there is any problem, 0 for a healthy store.
+    there is any problem, 0 for a healthy store (with --format or --out: its empty table, as asked).
     """
     from rooflake.store import Store
 
@@ -24,6 +36,9 @@ def doctor(store: StoreOpt = None, fmt: FmtOpt = Fmt.table, out: OutOpt = None) 
     existing_store(s)
     problems = s.doctor()
     if problems.num_rows == 0:
+        if not on_terminal(fmt, out):  # what was asked for, with no rows: a JSON [], a CSV header, a file
+            emit(problems, fmt, out)
+            return
         typer.echo(f"store {s.root}: {len(s.run_ids())} runs, every file reads whole")
         return
     emit(problems, fmt, out)

@@ -43,6 +43,7 @@ from rooflake.pipeline.isolated import run_isolated
 from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
 from rooflake.schema.duck import DuckTable, duck_row
+from rooflake.schema.errors import WorkerError
 from rooflake.store import Store
 
 if TYPE_CHECKING:
@@ -200,9 +201,10 @@ def _reports_in(folder: Path) -> list[Path]:
     is one report (its files are not looked at one by one)."""
     from rooflake.ingest.nsys_parquet import is_parquetdir
 
-    dirs = [d for d in [folder, *sorted(x for x in folder.rglob("*") if x.is_dir())] if is_parquetdir(d)]
+    folders, files = _tree(folder)
+    dirs = [d for d in folders if is_parquetdir(d)]
     found = [d for d in dirs if not any(o in d.parents for o in dirs)]
-    for f in sorted(x for x in folder.rglob("*") if x.is_file() and not any(d in x.parents for d in dirs)):
+    for f in [x for x in files if not any(d in x.parents for d in dirs)]:
         try:
             fmt = detect_format(f)
         except UnsupportedFormatError:  # not a report, unless named like one (its ingest then says it is not)
@@ -216,6 +218,28 @@ def _reports_in(folder: Path) -> list[Path]:
         if fmt in READABLE:
             found.append(f)
     return found
+
+
+def _tree(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The folders under ``folder`` (itself first, then sorted) and the regular files in them (sorted), following
+    symlinked folders, each real folder once (a link back up ends there, a second link to a folder adds nothing).
+    Raises :class:`InputError` naming a folder that cannot be listed (no permission, an I/O error)."""
+
+    def refuse(e: OSError) -> None:
+        raise InputError(f"{e.filename}: cannot read this folder ({e.strerror or e})") from e
+
+    seen: set[tuple[int, int]] = set()
+    folders: list[Path] = []
+    files: list[Path] = []
+    for top, subdirs, names in os.walk(folder, onerror=refuse, followlinks=True):
+        st = os.stat(top)
+        if (st.st_dev, st.st_ino) in seen:
+            subdirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        folders.append(Path(top))
+        files += [f for f in (Path(top) / n for n in names) if f.is_file()]
+    return [folders[0], *sorted(folders[1:])], sorted(files)
 
 
 def _expand(a: str) -> list[Path]:
@@ -293,7 +317,7 @@ def ingest_paths(
     file: the others still go in). One file is read in this process (in a child if this process has read a
     report before); several in ``workers`` processes (default: every core), a fresh one per report, largest
     file first (the longest reads do not end the batch on one busy core). A :class:`StoreError` (unwritable
-    store) is raised, not yielded."""
+    store) is raised, not yielded; a :class:`WorkerError` when worker processes cannot start."""
     store = Store(store_root)
     if paths:
         store.check_writable()
@@ -310,7 +334,16 @@ def ingest_paths(
     jobs.sort(key=lambda job: -_size(job[0]))
     ctx = mp_context([*WORKER_PRELOAD, *main_script_modules()])
     results = run_isolated(ctx, _worker, jobs, min(n, len(jobs)), _crashed)
-    for r in results:
+    while True:
+        try:
+            r = next(results)
+        except StopIteration:
+            return
+        except (OSError, EOFError) as e:  # the fork server or a worker could not start (before any job ran)
+            raise WorkerError(
+                f"cannot start the worker processes that read the reports ({type(e).__name__}: {e}); check the "
+                f"limits on processes and memory and that the temporary folder ($TMPDIR) is writable"
+            ) from e
         if r.status == "store-error":
             results.close()  # stops the workers still running
             raise StoreError(r.error or "store error")

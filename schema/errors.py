@@ -52,3 +52,8 @@ class BadArgument(UsageError):
 class OutputError(RooflakeError):
     """An output file or directory the user named (``--out``) cannot be written: its directory cannot be created, is
     read-only, or the disk is full; the message names the path and the reason."""
+
+
+class WorkerError(RooflakeError):
+    """Worker processes (the readers of an ingest, the chart renderers of a report) could not start, or stopped
+    without an answer: a limit on processes or memory, or a broken temporary folder; the message says what failed."""

@@ -142,7 +142,12 @@ def test_the_database_refuses_writes_outside_its_table_folders(store: Path, tmp_
     compacted.json, a new file in the store's folder or .staging, nor anything outside the store."""
     con = Store(store).connect()
     before = snapshot(store)
-    for target in (store / "compacted.json", store / "x.csv", store / ".staging" / "x.csv", tmp_path / "x.csv"):
+    for target in (
+        store / "compacted.json",
+        store / "x.csv",
+        store / ".staging" / "x.csv",
+        tmp_path / "x.csv",
+    ):
         with pytest.raises(duckdb.PermissionException):
             con.execute(f"COPY (SELECT 1 AS x) TO '{target}'")
     assert snapshot(store) == before and not list(tmp_path.iterdir())
@@ -192,11 +197,18 @@ def test_nothing_is_written_to_an_s3_store(s3_store: str) -> None:
     fs = s3fs.S3FileSystem()
     before = sorted(fs.find("lockdown"))
     part = next(p for p in before if "/kernels/" in p)
-    for sql in (f"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO 's3://{part}'", "COPY runs TO 's3://lockdown/x.csv'"):
+    for sql in (
+        f"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO 's3://{part}'",
+        "COPY runs TO 's3://lockdown/x.csv'",
+    ):
         r = CliRunner().invoke(app, ["sql", "--store", s3_store, sql])
         assert r.exit_code == 1 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.output
     con = Store(s3_store).connect()
-    for target in (f"s3://{part}", "s3://lockdown/store/kernels/new.parquet", "s3://lockdown/store/compacted.json"):
+    for target in (
+        f"s3://{part}",
+        "s3://lockdown/store/kernels/new.parquet",
+        "s3://lockdown/store/compacted.json",
+    ):
         with pytest.raises(duckdb.Error):
             con.execute(f"COPY (SELECT 1 AS x) TO '{target}'")
     assert con.execute("SELECT count(*) FROM kernels").fetchall() == [(4,)]

@@ -75,12 +75,20 @@ class Report:
 
 
 def parse_since(text: str) -> timedelta:
-    """``30m``, ``24h``, ``7d`` -> a timedelta. Raises :class:`BadArgument` on anything else."""
+    """``30m``, ``24h``, ``7d`` -> a timedelta, longer than zero and ending after year 1 (the start of the calendar
+    a timestamp holds). Raises :class:`BadArgument` on anything else (``0m``, ``800000d``, ``24x``)."""
     units = {"m": "minutes", "h": "hours", "d": "days"}
     num, unit = text[:-1], text[-1:]
     if unit not in units or not num.replace(".", "", 1).isdigit():
         raise BadArgument(f"--since {text!r}: use a number and m, h or d (e.g. 24h)")
-    return timedelta(**{units[unit]: float(num)})
+    try:
+        span = timedelta(**{units[unit]: float(num)})
+        datetime.now(timezone.utc) - span
+    except OverflowError:
+        raise BadArgument(f"--since {text!r}: reaches back before year 1; give a shorter span") from None
+    if span <= timedelta(0):
+        raise BadArgument(f"--since {text!r}: a span of zero selects no run; give a longer one (e.g. 24h)")
+    return span
 
 
 def _selection(since: timedelta | None, where: dict[str, str] | None) -> dict[str, Any]:
@@ -88,7 +96,7 @@ def _selection(since: timedelta | None, where: dict[str, str] | None) -> dict[st
     where = where or {}
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     return {
-        "since": datetime.now(timezone.utc) - since if since else epoch,
+        "since": datetime.now(timezone.utc) - since if since is not None else epoch,
         "label_keys": sorted(where),
         "label_values": [where[k] for k in sorted(where)],
     }
