@@ -15,7 +15,7 @@ from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs, no_
 from rooflake.views.runs import run_info
 
 LEVELS = ("dram", "l2", "l1", "all")
-GRAINS = ("kernel", "layer")
+GRAINS = ("kernel", "layer", "op")
 _QUANTITIES = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 
 
@@ -88,6 +88,8 @@ def roofline(
             "an ncu run lends its counters to the layers of an nsys run: use layers (--by layer)"
         )
     run_id = store.resolve(run_id)
+    if grain == "op" or (grain == "layer" and with_run is None and _from_shapes(store, run_id)):
+        return _trace_roofline(store, run_id, grain, depth, level, ceilings)
     if grain == "layer":
         return _layer_roofline(store, run_id, depth, with_run, level, ceilings)
     con = connect(store)
@@ -105,6 +107,27 @@ def roofline(
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
 
 
+def _from_shapes(store: Any, run_id: str) -> bool:
+    """A run whose recorded ops carry FLOPs from their shapes and whose kernels have no counters (a trace)."""
+    from rooflake.views.ops import has_ops
+
+    con = connect(store)
+    return run_info(con, run_id)["source_format"] != "ncu-rep" and has_ops(store, run_id)
+
+
+def _trace_roofline(store: Any, run_id: str, grain: str, depth: int, level: str, ceilings: str) -> Any:
+    """The op or layer roofline of a trace run from its recorded shapes (:func:`rooflake.views.ops.op_roofline`:
+    the datasheet's roofs)."""
+    from rooflake.views.ops import op_roofline
+
+    if ceilings not in ("default", "datasheet"):
+        raise UsageError(
+            f"ceilings {ceilings!r}: a trace run's ops are judged against the datasheet catalog's roofs of its GPU "
+            "(the default, or datasheet)"
+        )
+    return op_roofline(store, run_id, grain=grain, depth=depth, level=level)
+
+
 def no_counters(
     con: Any, run: dict[str, Any], level: str, missing: list[dict[str, Any]] | None = None
 ) -> RooflineDataError:
@@ -115,9 +138,14 @@ def no_counters(
         missing = missing_counters(con, [run["run_id"]], level)[run["run_id"]]
     what = "; ".join(f"{r['quantity']}: {r['reason'][5:].strip()}" for r in missing)
     which = "hierarchical" if level == "all" else level.upper()
+    shapes = (
+        " Its recorded ops have FLOPs from their shapes: draw them with --by op or --by layer."
+        if run["source_format"] == "torch-trace"
+        else ""
+    )
     return RooflineDataError(
         f"run {run['run_id']} ({run['source_path']}) has no counters for a {which} roofline: "
-        f"{what or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}."
+        f"{what or 'no kernel has FLOP and byte counters'}. To collect them, {COLLECT_HINT}.{shapes}"
     )
 
 
@@ -309,3 +337,23 @@ def _gpu_roofs(store: Any, run_id: str, ceilings: str = "default") -> tuple[Any,
         rows = rows.append_column("machine_key", pa.array([gpu] * rows.num_rows, pa.string()))
     sources = sorted(set(rows.column("source").to_pylist()))
     return rows, f"{', '.join(sources)} ({gpu})"
+
+
+def modelled_table(points: Any, top: int | None = None) -> Any:
+    """The layers of a roofline with an ``rl estimate`` run (:func:`estimate_roofline`'s points) as a
+    ``pyarrow.Table`` whose headers say which numbers are measured and which modelled: layer, time_ns_measured (ns),
+    flops_modelled (FLOPs), bytes_modelled (compulsory bytes), ai (FLOP/byte: the first of L1, L2, DRAM the points
+    have), flops_per_s and attainable_flops_per_s (FLOP/s), bound. ``top``: only that many points, the most time
+    first."""
+    import pyarrow.compute as pc
+
+    if top is not None:  # the points that took the most time
+        points = points.take(pc.sort_indices(points, [("duration_ns", "descending")])[:top])
+    return (
+        points.select(["name", "duration_ns", "flops", "bytes_compulsory"])
+        .rename_columns(["layer", "time_ns_measured", "flops_modelled", "bytes_modelled"])
+        .append_column("ai", pc.coalesce(points["ai_l1"], points["ai_l2"], points["ai_dram"]))
+        .append_column("flops_per_s", points["achieved_flops_per_s"])
+        .append_column("attainable_flops_per_s", points["attainable_flops_per_s"])
+        .append_column("bound", points["bound"])
+    )

@@ -124,11 +124,14 @@ def time_roofline(
     :class:`RooflineDataError` (no kernel has FLOPs, bytes and a duration: the message says how to collect them;
     no layer at ``depth`` has a kernel with counters).
     """
-    if grain not in GRAINS:
-        raise UsageError(f"unknown grain {grain!r} (choose kernel or layer)")
+    if grain not in (*GRAINS, "op"):
+        raise UsageError(f"unknown grain {grain!r} (choose kernel, layer or op)")
     if level not in LEVELS:
         raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
     run_id = store.resolve(run_id)
+    if grain == "op" or (grain == "layer" and _from_shapes(store, run_id)):
+        return op_time_roofline(store, run_id, grain=grain, depth=depth, level=level,
+                                launch_overhead_ns=launch_overhead_ns)  # fmt: skip
     con = connect(store)
     run = run_info(con, run_id)
     overhead = (
@@ -310,6 +313,44 @@ def _nothing_to_draw(run_id: str, run: dict[str, Any], n_kernels: int) -> Roofli
         f"({n_kernels} kernel(s)), so there is no time-based roofline to draw. To collect them, "
         f"{COLLECT_HINT}; for an nsys run, draw `rl roofline --by layer --with NCU_RUN` instead."
     )
+
+
+def _from_shapes(store: Any, run_id: str) -> bool:
+    from rooflake.views.roofline import _from_shapes as from_shapes
+
+    return from_shapes(store, run_id)
+
+
+def op_time_roofline(
+    store: Any,
+    run_id: str | None,
+    *,
+    grain: str = "op",
+    depth: int = 1,
+    level: str = "dram",
+    launch_overhead_ns: float | LaunchOverhead | None = None,
+) -> TimeRoofline:
+    """The time-based roofline of a trace run per recorded op or NVTX layer from its recorded shapes (the points of
+    :func:`rooflake.views.ops.op_roofline`: time measured, FLOPs and compulsory bytes modelled, the datasheet's
+    roofs) through step ``estimate_layer_time_roofline``: T_min = max(F/P, Q/W_DRAM, n·t_o) with n the kernels
+    launched under the op (a CPU trace: 1 per op), s = T/T_min and the bound (Wang et al., arXiv 2009.04598).
+    Returns a :class:`TimeRoofline` (``provenance`` says what is measured and what modelled). Raises as
+    :func:`rooflake.views.ops.op_roofline`."""
+    from rooflake.views.ops import op_roofline
+
+    v = op_roofline(store, run_id, grain=grain, depth=depth, level=level)
+    overhead = (
+        launch_overhead_ns
+        if isinstance(launch_overhead_ns, LaunchOverhead)
+        else launch_overhead(store, v.run_id, launch_overhead_ns)
+    )
+    params = {
+        "launch_overhead_ns": overhead.value_ns,
+        "launch_overhead_source": overhead.source,
+        "depth": depth,
+    }
+    rows = fetch(connect(store), "estimate_layer_time_roofline", params, tables={"layer_points": v.points})
+    return TimeRoofline(v.run_id, v.run, grain, depth, level, overhead, rows, rows, v.ceilings, v.provenance)
 
 
 def estimate_time_roofline(
