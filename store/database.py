@@ -679,14 +679,15 @@ class StoreCursor:
         """DuckDB's ``sql`` (a relation), after pointing the views. The relation is materialized here, so that a
         file with other columns, or a file deleted since the listing (a compaction removing what it folded in, a
         ``--force`` re-ingest), fails now and the query runs again, reading by name (:meth:`Database.widen`) or
-        over a new listing (:meth:`Database.stale`): a relation run later would fail outside that loop."""
+        over a new listing (:meth:`Database.stale`): a relation run later would fail outside that loop. A
+        relation whose column names repeat is returned as it is (materializing would rename them)."""
 
         def run() -> Any:
             self._db.prepare(self._con, query, params)
             rel = self._con.sql(query, *args, params=params, **kwargs)
             materialize = getattr(rel, "materialize", None)
-            if rel is None or materialize is None:
-                return rel
+            if rel is None or materialize is None or len(set(rel.columns)) < len(rel.columns):
+                return rel  # (materializing renames a repeated column name)
             return materialize()
 
         return self._run(run)
