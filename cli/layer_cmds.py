@@ -74,6 +74,12 @@ def print_counted(table: Any) -> None:
     counted = sum(table.column("launches_with_counters").to_pylist())
     if counted == launches:
         return
+    if counted == 0 and "flops_modelled" in table.column_names:
+        typer.echo(
+            "FLOPs, bytes and AI are modelled from the recorded ops' shapes (*_modelled: each op counted once; "
+            "time measured); no launch has FLOP counters (an ncu report of the same program has them)"
+        )
+        return
     if counted == 0:
         typer.echo(
             "no launch of these layers has FLOP counters (an ncu report with the roofline sections has them; an "
@@ -142,6 +148,7 @@ def layers(
 ) -> None:
     """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage;
     a run without GPU kernels (CPU): inclusive/exclusive time per NVTX range."""
+    from rooflake.views.layers import MODELLED
     from rooflake.views.layers import layers as layer_view
 
     need_out(fmt, out)
@@ -152,7 +159,10 @@ def layers(
     if v.timed_by == "ranges":  # a CPU run: its NVTX ranges time the layers
         emit_range_layers(v, fmt, out)
         return
-    emit(v.table.select(GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
+    glance = GLANCE
+    if "flops_modelled" in v.table.column_names:  # a trace: its ops' work modelled from their shapes, no counters
+        glance = [c for c in GLANCE if not c.startswith(("flops", "ai_"))] + MODELLED[:-1]
+    emit(v.table.select(glance) if on_terminal(fmt, out) else v.table, fmt, out)
     if on_terminal(fmt, out):
         print_counted(v.table)
         print_coverage(v.coverage)

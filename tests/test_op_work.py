@@ -4,7 +4,9 @@ counting through nested ATen chains, GPU time under each op, the bad inputs, and
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -23,14 +25,27 @@ BF16 = "c10::BFloat16"
 H100_TRACE = Path(__file__).parent / "data" / "torch" / "h100_bert-small_inference.json.gz"
 
 
-def _op(name: str, ts: float, dur: float, dims: list, types: list, concrete: list | None = None, tid: int = 1):
+def _op(
+    name: str, ts: float, dur: float, dims: list, types: list, concrete: list | None = None, tid: int = 1
+):
     args: dict[str, Any] = {"Input Dims": dims, "Input type": types}
     if concrete is not None:
         args["Concrete Inputs"] = concrete
-    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
 
 
-def _launch(ts: float, corr: int, kernel_ts: float, kernel_dur: float, name: str = "gemm_kernel") -> list[dict]:
+def _launch(
+    ts: float, corr: int, kernel_ts: float, kernel_dur: float, name: str = "gemm_kernel"
+) -> list[dict]:
     return [
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 1,
          "args": {"correlation": corr}},
@@ -42,7 +57,9 @@ def _launch(ts: float, corr: int, kernel_ts: float, kernel_dur: float, name: str
 def _trace(tmp_path: Path, events: list[dict], name: str = "t.json", gpu: bool = True) -> Path:
     doc: dict[str, Any] = {"schemaVersion": 1, "traceEvents": events, "baseTimeNanoseconds": 0}
     if gpu:
-        doc["deviceProperties"] = [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}]
+        doc["deviceProperties"] = [
+            {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}
+        ]
     p = tmp_path / name
     p.write_text(json.dumps(doc))
     return p
@@ -234,3 +251,63 @@ def test_a_cpu_trace_recorded_here(tmp_path: Path) -> None:
     assert all(r["time_ns"] == r["cpu_time_ns"] > 0 for r in linears)  # no GPU kernels: the CPU time
     assert sum(r["flops"] or 0 for r in rows) == 2 * 16 * 64 * 32 + 16 * 32 + 2 * 16 * 32 * 8
     assert all(r["peak_flops_per_s"] is None and "not in the datasheet" in r["peak_reason"] for r in linears)
+
+
+# ---------------------------------------------------------------- the commands on a trace run
+
+
+@pytest.fixture(scope="module")
+def trace_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("trace")
+    res = ingest_file(H100_TRACE, root / "store")
+    return root / "store", res.run_id
+
+
+def _rl(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def test_rl_roofline_by_op_and_layer_on_a_trace(trace_store: tuple[Path, str], tmp_path: Path) -> None:
+    store, run = trace_store
+    r = _rl("roofline", run, "--by", "op", "-o", str(tmp_path / "ops.html"), "--store", str(store))
+    assert r.exit_code == 0, r.output
+    assert "recorded ops (work modelled from their shapes)" in r.output
+    assert (
+        "FLOPs and bytes modelled from the recorded shapes" in r.output
+        and "ceilings datasheet (H100 SXM5)" in r.output
+    )
+    assert (tmp_path / "ops.html").stat().st_size > 0
+    r = _rl("roofline", run, "--by", "layer", "-d", "2", "-o", str(tmp_path / "l.png"), "--store", str(store))
+    assert r.exit_code == 0, r.output
+    assert "layers at depth 2" in r.output and (tmp_path / "l.png").stat().st_size > 0
+    r = _rl("roofline", run, "--time", "--by", "op", "-o", str(tmp_path / "t.png"), "--store", str(store))
+    assert r.exit_code == 0, r.output
+    assert "bounds:" in r.output and "t_o = " in r.output
+
+
+def test_rl_roofline_by_kernel_on_a_trace_says_the_ops_have_flops(
+    trace_store: tuple[Path, str], tmp_path: Path
+) -> None:
+    store, run = trace_store
+    r = _rl("roofline", run, "-o", str(tmp_path / "k.html"), "--store", str(store))
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: ") and "draw them with --by op or --by layer" in r.output
+    r = _rl(
+        "roofline", run, "--by", "op", "--level", "l2", "-o", str(tmp_path / "x.html"), "--store", str(store)
+    )
+    assert r.exit_code == 1 and "use --level dram" in r.output
+
+
+def test_rl_layers_of_a_trace_show_modelled_flops(trace_store: tuple[Path, str]) -> None:
+    store, run = trace_store
+    r = _rl("layers", run, "-d", "2", "-f", "csv", "--store", str(store))
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    con = connect(Store(store))
+    total = fetch(con, "op_layers", {"run_id": run, "depth": 2}).to_pylist()
+    assert (
+        sum(float(x["flops_modelled"] or 0) for x in rows) == sum(t["flops_modelled"] or 0 for t in total) > 0
+    )
+    assert all(x["flops"] == "" for x in rows)  # no counters: the measured columns stay NULL
+    r = _rl("layers", run, "-d", "2", "--store", str(store))
+    assert "modelled from the recorded ops' shapes" in r.output

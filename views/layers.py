@@ -111,6 +111,7 @@ def layers(
         table = fetch(
             con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
         )
+        table = with_modelled_work(con, run_id, depth, table, "inclusive_ns")
         coverage = fetch(con, "coverage_summary", {"run_id": run_id})
         return Layers(run_id, table, coverage, None, timed_by="ranges")
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
@@ -122,12 +123,42 @@ def layers(
         tables={"kernels": matched.store_kernels} if matched else None,
         what=f"layers of run {run_id}",
     )
+    table = with_modelled_work(con, run_id, depth, table, "kernel_time_ns")
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
     if device is not None:  # (the layers are of that device: so is their coverage)
         import pyarrow.compute as pc
 
         coverage = coverage.filter(pc.equal(coverage["device_id"], device))
     return Layers(run_id, table, coverage, matched)
+
+
+#: the columns :func:`with_modelled_work` appends to a trace run's layers
+MODELLED = ["flops_modelled", "bytes_modelled", "ai_modelled", "flops_per_s_modelled", "ops_without_flops"]
+
+
+def with_modelled_work(con: Any, run_id: str, depth: int, table: Any, time_column: str) -> Any:
+    """``table`` (layer rows with a ``layer`` column) with the modelled work of the run's recorded ops per layer
+    (step ``op_layers``: :data:`MODELLED` columns flops_modelled (FLOP), bytes_modelled (byte), ai_modelled
+    (FLOP/byte), flops_per_s_modelled (FLOP/s = flops_modelled / the layer's ``time_column``, measured, ns), and
+    ops_without_flops), where the run has recorded ops with shapes (a trace); else ``table`` as it is."""
+    import pyarrow as pa
+
+    from rooflake.views.ops import has_ops
+
+    if table.num_rows == 0 or not has_ops(con, run_id):
+        return table
+    work = {r["layer"]: r for r in fetch(con, "op_layers", {"run_id": run_id, "depth": depth}).to_pylist()}
+    rows = [work.get(layer, {}) for layer in table.column("layer").to_pylist()]
+    times = table.column(time_column).to_pylist()
+    cols = {c: [r.get(c) for r in rows] for c in ("flops_modelled", "bytes_modelled", "ai_modelled")}
+    cols["flops_per_s_modelled"] = [
+        f * 1e9 / t if f is not None and t else None for f, t in zip(cols["flops_modelled"], times, strict=True)
+    ]
+    cols["ops_without_flops"] = [r.get("ops_without_flops") for r in rows]
+    for name in MODELLED:
+        kind = pa.int64() if name == "ops_without_flops" else pa.float64()
+        table = table.append_column(name, pa.array(cols[name], kind))
+    return table
 
 
 #: the columns of a range-timed run's layers beside an estimate run (estimate_layer_roofline's, renamed)

@@ -43,10 +43,11 @@ class OpRoofline:
     matched: Any = None
 
 
-def has_ops(store: Any, run_id: str) -> bool:
-    """Whether run ``run_id`` (a full id) has recorded ops with modelled FLOPs (a trace with shapes)."""
-    got = fetch(connect(store), "run_op_count", {"run_id": run_id}, as_pylist=True)
-    return bool(got.rows[0][0]) if hasattr(got, "rows") else bool(got.to_pylist()[0]["ops_with_flops"])
+def has_ops(con: Any, run_id: str) -> bool:
+    """Whether run ``run_id`` (a full id) has recorded ops with modelled FLOPs (a trace with shapes), on cursor
+    ``con`` (:func:`rooflake.queries.connect`)."""
+    got = fetch(con, "run_op_count", {"run_id": run_id}, as_rows=True)
+    return bool(got.rows[0][0])
 
 
 def op_roofline(
@@ -75,7 +76,7 @@ def op_roofline(
     run_id = store.resolve(run_id)
     con = connect(store)
     run = run_info(con, run_id)
-    if not has_ops(store, run_id):
+    if not has_ops(con, run_id):
         raise RooflineDataError(
             f"run {run_id} ({run['source_path']}): no recorded op has FLOPs from its shapes (a torch.profiler "
             "trace recorded with record_shapes=True, or an nsys trace with --pytorch=autograd-shapes-nvtx, has them)"

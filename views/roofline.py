@@ -88,7 +88,7 @@ def roofline(
             "an ncu run lends its counters to the layers of an nsys run: use layers (--by layer)"
         )
     run_id = store.resolve(run_id)
-    if grain == "op" or (grain == "layer" and with_run is None and _from_shapes(store, run_id)):
+    if grain == "op" or (grain == "layer" and with_run is None and from_shapes(store, run_id)):
         return _trace_roofline(store, run_id, grain, depth, level, ceilings)
     if grain == "layer":
         return _layer_roofline(store, run_id, depth, with_run, level, ceilings)
@@ -107,12 +107,12 @@ def roofline(
     return Roofline(run_id, run, grain, depth, points, roofs.rows)
 
 
-def _from_shapes(store: Any, run_id: str) -> bool:
+def from_shapes(store: Any, run_id: str) -> bool:
     """A run whose recorded ops carry FLOPs from their shapes and whose kernels have no counters (a trace)."""
     from rooflake.views.ops import has_ops
 
     con = connect(store)
-    return run_info(con, run_id)["source_format"] != "ncu-rep" and has_ops(store, run_id)
+    return run_info(con, run_id)["source_format"] != "ncu-rep" and has_ops(con, run_id)
 
 
 def _trace_roofline(store: Any, run_id: str, grain: str, depth: int, level: str, ceilings: str) -> Any:

@@ -129,7 +129,9 @@ def time_roofline(
     if level not in LEVELS:
         raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
     run_id = store.resolve(run_id)
-    if grain == "op" or (grain == "layer" and _from_shapes(store, run_id)):
+    from rooflake.views.roofline import from_shapes
+
+    if grain == "op" or (grain == "layer" and from_shapes(store, run_id)):
         return op_time_roofline(store, run_id, grain=grain, depth=depth, level=level,
                                 launch_overhead_ns=launch_overhead_ns)  # fmt: skip
     con = connect(store)
@@ -313,12 +315,6 @@ def _nothing_to_draw(run_id: str, run: dict[str, Any], n_kernels: int) -> Roofli
         f"({n_kernels} kernel(s)), so there is no time-based roofline to draw. To collect them, "
         f"{COLLECT_HINT}; for an nsys run, draw `rl roofline --by layer --with NCU_RUN` instead."
     )
-
-
-def _from_shapes(store: Any, run_id: str) -> bool:
-    from rooflake.views.roofline import _from_shapes as from_shapes
-
-    return from_shapes(store, run_id)
 
 
 def op_time_roofline(

@@ -92,7 +92,7 @@ layer_level AS (
         CASE WHEN (SELECT has_gpu FROM gpu_run) THEN any_value(t.kernel_time_ns)
             ELSE sum(l.time_ns) FILTER (WHERE l.flops IS NOT NULL) END AS duration_ns,
         sum(l.flops) AS flops,
-        sum(l.bytes) AS bytes,
+        sum(l.bytes)::DOUBLE AS bytes,
         any_value(d.peak_flops_per_s) AS peak_flops_per_s, any_value(d.peak_ceiling) AS peak_ceiling,
         any_value(l.bw_dram) AS bw_dram, any_value(d.dtype) AS dtype,
         count(*) FILTER (WHERE l.flops IS NOT NULL) AS ops,
