@@ -160,7 +160,8 @@ def layers(
         emit_range_layers(v, fmt, out)
         return
     glance = GLANCE
-    if "flops_modelled" in v.table.column_names:  # a trace: its ops' work modelled from their shapes, no counters
+    # a trace: its ops' work modelled from their shapes, no counters
+    if "flops_modelled" in v.table.column_names:
         glance = [c for c in GLANCE if not c.startswith(("flops", "ai_"))] + MODELLED[:-1]
     emit(v.table.select(glance) if on_terminal(fmt, out) else v.table, fmt, out)
     if on_terminal(fmt, out):

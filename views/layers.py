@@ -152,7 +152,8 @@ def with_modelled_work(con: Any, run_id: str, depth: int, table: Any, time_colum
     times = table.column(time_column).to_pylist()
     cols = {c: [r.get(c) for r in rows] for c in ("flops_modelled", "bytes_modelled", "ai_modelled")}
     cols["flops_per_s_modelled"] = [
-        f * 1e9 / t if f is not None and t else None for f, t in zip(cols["flops_modelled"], times, strict=True)
+        f * 1e9 / t if f is not None and t else None
+        for f, t in zip(cols["flops_modelled"], times, strict=True)
     ]
     cols["ops_without_flops"] = [r.get("ops_without_flops") for r in rows]
     for name in MODELLED:
