@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from rooflake.schema.errors import (
     BadArgument,
+    DamagedStoreError,
     InputError,
     OutputError,
     QueryError,
@@ -80,6 +81,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
     "Column",
+    "DamagedStoreError",
     "InputError",
     "OutputError",
     "QueryError",

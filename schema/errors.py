@@ -57,3 +57,9 @@ class OutputError(RooflakeError):
 class WorkerError(RooflakeError):
     """Worker processes (the readers of an ingest, the chart renderers of a report) could not start, or stopped
     without an answer: a limit on processes or memory, or a broken temporary folder; the message says what failed."""
+
+
+class DamagedStoreError(StoreError):
+    """A file of the store cannot be read as what it should be: a Parquet partition or compacted file (torn, a
+    page whose checksum fails, a footer that does not parse) or ``compacted.json``; the message names the file and
+    how to recover (``rl doctor`` lists every damaged file)."""

@@ -453,7 +453,8 @@ def _raced(url: str) -> Exception:
 
 
 def _remote_manifest(url: str) -> tuple[Manifest, str | None]:
-    """The committed manifest of the store at ``url`` and its ETag (None: never compacted)."""
+    """The committed manifest of the store at ``url`` and its ETag (None: never compacted). Raises
+    :class:`DamagedStoreError` when it is damaged, :class:`StoreError` when it cannot be read."""
     from rooflake.store import remote
 
     fs = remote.filesystem(url)
@@ -461,10 +462,10 @@ def _remote_manifest(url: str) -> tuple[Manifest, str | None]:
     with remote.store_errors(url):
         try:  # the ETag first: if the manifest changes before it is read, a commit over this ETag fails
             etag = str(fs.info(path, refresh=True)["ETag"])
-            raw = json.loads(fs.cat_file(path))
+            raw = fs.cat_file(path)
         except FileNotFoundError:
             return Manifest(), None
-    return parse_manifest(raw), etag
+    return parse_manifest(raw, f"{url.rstrip('/')}/{MANIFEST}"), etag
 
 
 def _take_lock(fs: Any, url: str, path: str, stale_after_s: float) -> str:

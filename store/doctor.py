@@ -12,10 +12,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rooflake.schema import TABLES
+from rooflake.schema import TABLES, DamagedStoreError
 from rooflake.schema.duck import duck_connect, sql_file
 from rooflake.store.layout import ALL_TABLES, COMPACTED, PART, STAGING, partition, run_ids
-from rooflake.store.manifest import read_manifest
+from rooflake.store.manifest import MANIFEST, RECOVER, Manifest, read_manifest
 from rooflake.store.publish import writer_alive
 
 PROBLEMS = pa.schema(
@@ -123,6 +123,16 @@ def _staging(root: Path) -> list[dict[str, str]]:
     return out
 
 
+def _manifest(root: Path) -> tuple[Manifest, list[dict[str, str]]]:
+    """The store's ``compacted.json``, and its doctor's row when it is damaged (an empty manifest then: no
+    compacted file is read, and none is called a leftover)."""
+    try:
+        return read_manifest(root), []
+    except (DamagedStoreError, OSError) as e:
+        why = str(e) if isinstance(e, DamagedStoreError) else f"cannot be read ({e.strerror or e}): {RECOVER}"
+        return Manifest(), [_row("", "", root / MANIFEST, "damaged", why)]
+
+
 def doctor(root: Path) -> pa.Table:
     """Check every file of the store at ``root``; one row per problem found (none: the store is healthy).
 
@@ -135,21 +145,23 @@ def doctor(root: Path) -> pa.Table:
     compacted file ``compacted.json`` does not name, a partition of a run the compacted files hold and no ``runs``
     partition publishes); ``stale-staging`` — a dead writer's staging folder.
     The files of the last compaction (``compacted.json``) are checked as ``damaged`` or ``other-columns`` too, with
-    an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. Reads every file;
+    an empty ``run_id`` (each holds many runs); a compacted run has no partitions to check. A ``compacted.json``
+    that cannot be read is ``damaged`` (table and ``run_id`` empty; its error says how to recover). Reads every file;
     raises nothing for a damaged store (only ``OSError`` when ``root`` cannot be listed)."""
 
     con = duck_connect()
-    rows: list[dict[str, str]] = []
     published: list[dict[str, Any]] = []
-    runs = set(run_ids(root))  # published: a runs partition, or held by the last compaction
-    manifest = read_manifest(root)
+    manifest, rows = _manifest(root)
+    named = not rows  # which compacted files compacted.json names is known
+    runs = set(run_ids(root, "runs", compacted=False)) | manifest.runs  # published: a runs file, or compacted
     for table in ALL_TABLES:
         for name in manifest.files.get(table, []):  # compacted files: rows of many runs
             found = read_error(con, table, root / name)
             if found is not None:
                 rows.append(_row(table, "", root / name, *found))
-        rows += _unnamed(root, table, {root / n for n in manifest.files.get(table, [])})
-        for run_id in run_ids(root, table):
+        if named:
+            rows += _unnamed(root, table, {root / n for n in manifest.files.get(table, [])})
+        for run_id in run_ids(root, table, compacted=False):
             path = partition(root, table, run_id) / PART
             if table == "runs" and not path.exists():
                 continue  # a compacted run: its rows are in the compacted files, checked above

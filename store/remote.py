@@ -214,19 +214,20 @@ class Compaction:
 
 def read_compaction(url: str) -> Compaction:
     """The committed compaction of the store at ``url`` (an empty one when it was never compacted). Raises
-    :class:`StoreError` when the store cannot be read."""
-    import json
+    :class:`StoreError` when the store cannot be read, :class:`DamagedStoreError` when its ``compacted.json`` is
+    damaged (:func:`rooflake.store.manifest.parse_manifest`)."""
+    from rooflake.store.manifest import parse_manifest
 
     fs = filesystem(url)
     path = f"{_bucket_path(url)}/{MANIFEST}"
     with store_errors(url):
         try:  # the ETag first: if the manifest changes before it is read, a commit over this ETag fails
             etag = str(fs.info(path, refresh=True)["ETag"])
-            raw = json.loads(fs.cat_file(path))
+            raw = fs.cat_file(path)
         except FileNotFoundError:
             return Compaction()
-    files = {t: list(paths) for t, paths in raw["files"].items()}
-    return Compaction(str(raw["generation"]), files, frozenset(raw["runs"]), etag)
+    m = parse_manifest(raw, f"{url.rstrip('/')}/{MANIFEST}")
+    return Compaction(m.generation, m.files, m.runs, etag)
 
 
 @dataclass(frozen=True)
@@ -555,11 +556,16 @@ def doctor(url: str) -> pa.Table:
 def _compacted_problems(fs: Any, url: str, con: Any) -> list[dict[str, str]]:
     """The doctor's rows for compacted files: each file the committed compaction names, read whole (damaged or
     absent: ``damaged``; written with other columns: ``other-columns``), and each compacted file it does not name
-    (:func:`_orphans`' files, and the younger ones: a compaction in flight)."""
+    (:func:`_orphans`' files, and the younger ones: a compaction in flight); a damaged ``compacted.json`` is one
+    ``damaged`` row (which files it names is then unknown)."""
+    from rooflake.schema import DamagedStoreError
     from rooflake.store.doctor import read_error
 
     base, scheme = _bucket_path(url), url.split("://", 1)[0]
-    compaction = read_compaction(url)
+    try:
+        compaction = read_compaction(url)
+    except DamagedStoreError as e:
+        return [_problem(Upload("", "", "", f"{base}/{MANIFEST}", None), url, "damaged", str(e))]
     rows = []
     for table, paths in sorted(compaction.files.items()):
         for p in paths:
