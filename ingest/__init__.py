@@ -236,7 +236,7 @@ def open_run(
             out = stack.enter_context(nsys_sqlite.open_export(sqlite, run_id=run_id, begun=begun))
             if fmt == "nsys-rep":
                 out["run"]["source_format"] = "nsys-rep"
-            yield out
+            yield _nsys_ops(out, run_id)
         return
     from rooflake.ingest import ncu_rep
 
@@ -251,18 +251,36 @@ def open_run(
     yield out
 
 
-def with_ops(out: dict[str, Any], run_id: str) -> dict[str, Any]:
+def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     """A reader's tables with the ``ops`` table of the recorded operators (:mod:`rooflake.ingest.ops`), their
     work modelled from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the
-    DRAM traffic model), and the ingest summary's lines about them added to ``run["warnings"]``."""
+    DRAM traffic model), and the ingest summary's lines about them added to ``run["warnings"]``. ``kw``: which
+    ranges are ops and what they recorded (:func:`rooflake.ingest.ops.op_rows`; default: torch.profiler's)."""
     from rooflake.ingest import ops
     from rooflake.instrument.shapes import catalog_gpu
 
     run = out["run"]
-    table, lines = ops.op_table(out, run_id, gpu=catalog_gpu(run.get("gpu_name"), run.get("compute_capability")))
+    gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
+    table, lines = ops.op_table(out, run_id, gpu=gpu, **kw)
     run["n_ops"] = table.num_rows
     run["warnings"] = [*run.get("warnings", []), *lines]
     return {**out, "ops": table}
+
+
+def _nsys_ops(out: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """An nsys export's tables with the ``ops`` table where some NVTX text carries PyTorch shapes
+    (:mod:`rooflake.ingest.op_texts`); as they are otherwise."""
+    from rooflake.ingest import op_texts
+
+    ranges = out.get("ranges")
+    if ranges is None:
+        return out
+    if isinstance(ranges, DuckTable):  # (read once: the same rows are published)
+        ranges = ranges.to_arrow()
+        out = {**out, "ranges": ranges}
+    if not op_texts.has_shapes(ranges.column("text").to_pylist()):
+        return out
+    return with_ops(out, run_id, is_op=op_texts.is_op, recorded=op_texts.recorded)
 
 
 @contextlib.contextmanager

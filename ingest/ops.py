@@ -77,13 +77,15 @@ def torch_op(row: dict[str, Any], args: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What the trace recorded of an op: its arguments' dims, types, scalar values and strides (lists), or None
-    where it holds no shapes; ``text`` of each as the trace writes them."""
+    """What the trace recorded of an op: its arguments' dims, types, scalar values and strides (lists, as the
+    trace writes them), and ``op``, the ATen name whose rule applies where the range is named otherwise (a
+    PyProf dict's ``torch.nn.functional.conv2d`` -> ``aten::conv2d``)."""
 
     dims: Any
     types: Any
     concrete: Any = None
     strides: Any = None
+    op: str | None = None  # the ATen name whose rule applies, where the range is named otherwise
 
 
 def torch_recorded(node_args: dict[str, Any]) -> Recorded | None:
@@ -131,7 +133,8 @@ def op_rows(
         if r["flops"] is None and not r["flops_source"].startswith("counted in") and n.nested:
             r["flops_source"] = "counted in its nested ops: " + ", ".join(sorted(set(n.nested)))
         counts["ops"] += 1
-        counts["without_shapes"] += r["input_dims"] is None
+        counted = r["flops_source"].startswith("counted in")
+        counts["without_shapes"] += r["input_dims"] is None and not counted
         counts["without_rule"] += r["flops_source"].startswith("none:") and r["input_dims"] is not None
     return rows, dict(counts)
 
@@ -149,7 +152,7 @@ def _judge(
         args = parse_args(rec.dims, rec.types, rec.concrete, rec.strides)
     except ShapeError as e:
         return OpWork(None, f"none: malformed Input Dims / Input type ({e})"), False
-    return op_work(n.row["name"], args, gpu=gpu, replay=replay), False
+    return op_work(rec.op or n.row["name"], args, gpu=gpu, replay=replay), False
 
 
 def _tell_ancestors(n: _Node, by_range: dict[int, _Node], op_ids: dict[int, int]) -> None:

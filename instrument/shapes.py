@@ -165,6 +165,9 @@ DTYPES: dict[str, tuple[str, int]] = {
     "bool": ("bool", 1),
 }
 _FLOATING = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
+#: the "Input type" of a tensor whose dtype the trace does not record (emit_nvtx's ``sizes = [...]`` texts): its
+#: dims count for FLOPs, its bytes are unknown
+UNKNOWN_DTYPE = "Tensor"
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,7 @@ class Arg:
 
     @property
     def is_tensor(self) -> bool:
-        return self.type in DTYPES
+        return self.type in DTYPES or self.type == UNKNOWN_DTYPE
 
     @property
     def numel(self) -> int:
@@ -235,7 +238,9 @@ def parse_args(dims: Any, types: Any, concrete: Any = None, strides: Any = None)
     for i, (d, t) in enumerate(zip(dims, types, strict=True)):
         if not isinstance(d, list) or not isinstance(t, str):
             raise ShapeError(f"argument {i}: dims {d!r} / type {t!r} malformed")
-        if t in DTYPES and not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in d):
+        if (t in DTYPES or t == UNKNOWN_DTYPE) and not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in d
+        ):
             raise ShapeError(f"argument {i}: tensor dims {d!r} are not non-negative integers")
         c = concrete[i] if i < len(concrete) and isinstance(concrete[i], str) else ""
         s = strides[i] if i < len(strides) and isinstance(strides[i], list) else None
@@ -296,13 +301,14 @@ def _work(op: str, args: Sequence[Arg], tensors: list[Arg], gpu: GpuSpec | None,
     if op in PER_INPUT_FLOPS:
         each, rule = PER_INPUT_FLOPS[op]
         return OpWork(each * tensors[0].numel, f"rooflake:{rule}", None)
-    if not any(t.dtype in _FLOATING for t in tensors):
+    if all(t.dtype is not None for t in tensors) and not any(t.dtype in _FLOATING for t in tensors):
         return OpWork(0.0, "rooflake:integer", None)
-    out = _broadcast([t.dims for t in tensors])
     if op in ELEMENTWISE_FLOPS:
         per = ELEMENTWISE_FLOPS[op]
+        out = _broadcast([t.dims for t in tensors])
         return OpWork(per * math.prod(out), f"rooflake:elementwise x{per:g}", _compulsory(tensors, out))
     if op.endswith("_backward"):
+        out = _broadcast([t.dims for t in tensors])
         per_b = ELEMENTWISE_FLOPS.get(op.removesuffix("_backward"))
         if per_b is None:
             per_b = ELEMENTWISE_FLOPS.get("native_" + op.removesuffix("_backward"))
@@ -325,8 +331,8 @@ def _moved(op: str, tensors: list[Arg]) -> int | None:
 
 def _compulsory(tensors: list[Arg], out: tuple[int, ...] | None) -> int | None:
     """Every tensor input once plus the output once, at the first tensor's element size."""
-    if out is None or not tensors:
-        return None
+    if out is None or not tensors or any(t.type not in DTYPES for t in tensors):
+        return None  # (a dtype the trace does not say: the bytes are unknown)
     return sum(t.nbytes for t in tensors) + math.prod(out) * DTYPES[tensors[0].type][1]
 
 
@@ -370,6 +376,8 @@ def _matmul(op: str, args: Sequence[Arg]) -> tuple[float, tuple[int, ...]]:
         t = t[1:3]
     if op == "linear":
         x, w = t[0], t[1]
+        if len(w) != 2 or x[-1] != w[1]:
+            raise ShapeError(f"input features {x[-1]} and weight {list(w)} do not fit")
         return 2.0 * math.prod(x[:-1]) * x[-1] * w[0], (*x[:-1], w[0])
     a, b = t[0], t[1]
     if len(a) == 1 and len(b) == 1:  # a dot product (matmul of two vectors): torch counts it as no FLOPs
@@ -484,7 +492,9 @@ def _with_traffic(op: str, args: Sequence[Arg], tensors: list[Arg], w: OpWork, g
 
 def _traffic(op: str, args: Sequence[Arg], gpu: GpuSpec | None) -> Traffic | None:
     t = _tensors(args)
-    elem = next(DTYPES[a.type][1] for a in args if a.is_tensor)
+    elem = next((DTYPES[a.type][1] for a in args if a.type in DTYPES), None)
+    if elem is None:
+        return None  # no dtype recorded: no element size for the traffic model
     if op in ATTENTION_OPS:
         q, k = t[0], t[1]
         if op in _SEQ_FIRST:
@@ -604,8 +614,8 @@ def _bound(schema: Any, values: list[Any]) -> tuple[list[Any], dict[str, Any]] |
 
 def _value(torch: Any, a: Arg) -> Any:
     """A meta tensor of a tensor argument (its recorded strides where they fit), else the scalar's value."""
-    if a.is_tensor:
-        dtype = getattr(torch, DTYPES[a.type][0])
+    if a.is_tensor:  # (a dtype the trace does not say: float32, which no FLOP formula depends on)
+        dtype = getattr(torch, DTYPES.get(a.type, ("float32", 4))[0])
         size = [int(d) for d in a.dims]
         if a.strides is not None and len(a.strides) == len(size):
             return torch.empty_strided(size, [int(s) for s in a.strides], dtype=dtype, device="meta")
