@@ -231,7 +231,9 @@ def parse_args(dims: Any, types: Any, concrete: Any = None, strides: Any = None)
     ``Input Strides`` (lists, or their JSON text). Raises :class:`ShapeError` for lists that are not lists of
     dims, or of another length than the types."""
     dims, types = _listed(dims), _listed(types)
-    concrete, strides = _listed(concrete) or [], _listed(strides) or []
+    concrete, strides = _listed(concrete), _listed(strides)
+    concrete = concrete if isinstance(concrete, list) else []  # (scalar values and strides are optional)
+    strides = strides if isinstance(strides, list) else []
     if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
         raise ShapeError("Input Dims and Input type are not lists of the same length")
     out = []

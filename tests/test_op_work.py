@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rooflake.cli import app
@@ -376,3 +378,58 @@ def test_a_real_dlprof_nsys_export_gets_conv_flops(tmp_path: Path) -> None:
     assert all(r["kernels"] > 0 and r["gpu_time_ns"] > 0 for r in convs)
     linear = next(r for r in out["ops"].to_pylist() if r["op_name"] == "torch.nn.functional.linear")
     assert linear["flops"] is None and "do not fit" in linear["flops_source"]  # the recorded 10816 vs 400
+
+
+# ---------------------------------------------------------------- bad input: never a traceback, never a guess
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(["aten::addmm", "aten::conv2d", "aten::scaled_dot_product_attention", "aten::add",
+                          "aten::linear", "aten::_flash_attention_forward", "aten::native_layer_norm", "x::y"]),
+    dims=_JSONISH, types=_JSONISH, concrete=_JSONISH,
+)  # fmt: skip
+def test_any_recorded_args_give_a_number_or_null_with_a_reason(
+    name: str, dims: Any, types: Any, concrete: Any
+) -> None:
+    from rooflake.instrument.shapes import ShapeError
+
+    try:
+        args = parse_args(dims, types, concrete)
+    except ShapeError:
+        return
+    for replay in (False, True):
+        w = op_work(name, args, replay=replay)
+        assert (w.flops is None) == w.flops_source.startswith("none:"), w
+        assert w.flops is None or w.flops >= 0
+
+
+def test_a_hostile_trace_is_ingested_with_its_times_and_one_line_per_kind(tmp_path: Path) -> None:
+    events = [
+        _op("[red]aten::mm[/red]", 0, 5, [[2, 2], [2, 2]], ["float", "float"]),
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+         "args": {"Input Dims": "garbage", "Input type": {"a": 1}}},
+        _op("aten::mm", 20, 5, [[2, 2], [2, 2]], ["c10::Mystery", "c10::Mystery"]),
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 30, "dur": 5, "args": {}},
+        _op("jax::dot_general", 40, 5, [[2, 2]], ["float"]),
+    ]  # fmt: skip
+    store = tmp_path / "store"
+    r = CliRunner().invoke(app, ["ingest", str(_trace(tmp_path, events)), "--store", str(store)])
+    assert r.exit_code == 0, r.output
+    assert "1 of 5 ops without shapes" in r.output and "4 ops without a FLOP rule" in r.output
+    assert "Traceback" not in r.output
+    run = Store(store).resolve(None)
+    rows = fetch(connect(Store(store)), "op_roofline", {"run_id": run}).to_pylist()
+    assert [x["flops"] for x in rows] == [None] * 5 and all(x["cpu_time_ns"] == 5000 for x in rows)
+    assert rows[0]["op_name"] == "[red]aten::mm[/red]"  # data, stored as it is
+    r = CliRunner().invoke(
+        app, ["sql", "--store", str(store), f"select op_name from ops where run_id = '{run}'"]
+    )
+    assert r.exit_code == 0 and "[red]aten::mm[/red]" in r.output  # shown as text, never as markup
