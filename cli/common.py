@@ -219,6 +219,15 @@ OutOpt = Annotated[
 ]
 
 
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="On the terminal: every column, in human units, however wide (default: the few that fit).",
+    ),
+]
+
+
 def given(ctx: typer.Context, name: str) -> bool:
     """Whether option ``name`` (its parameter's name) was given on the command line or by its environment variable,
     not left at its default: an option that does not apply is refused only when it was asked for."""
@@ -274,11 +283,21 @@ class Precision(str, Enum):
     all = "all"
 
 
-def emit(table: Any, fmt: Fmt, out: Path | None) -> None:
-    """Write ``table`` as ``fmt`` to ``out`` or stdout (:func:`rooflake.cli.output.write_table`)."""
+def emit(table: Any, fmt: Fmt, out: Path | None, wide: bool = False) -> None:
+    """Write ``table`` as ``fmt`` to ``out`` or stdout (:func:`rooflake.cli.output.write_table`: on the terminal
+    every column, fitted to its width unless ``wide``)."""
     from rooflake.cli.output import write_table
 
-    write_table(table, fmt.value, out)
+    write_table(table, fmt.value, out, wide)
+
+
+def emit_view(table: Any, columns: Any, fmt: Fmt, out: Path | None, wide: bool = False) -> None:
+    """Write a command's result (:func:`rooflake.cli.output.write_view`): on the terminal its ``columns``
+    (:class:`rooflake.cli.output.Column`) in human units, fitted, or with ``wide`` all of them; else every column
+    as ``fmt``."""
+    from rooflake.cli.output import write_view
+
+    write_view(table, columns, fmt.value, out, wide)
 
 
 def on_terminal(fmt: Fmt, out: Path | None) -> bool:

@@ -14,8 +14,9 @@ from rooflake.cli.common import (
     OutOpt,
     RunArg,
     StoreOpt,
+    WideOpt,
     app,
-    emit,
+    emit_view,
     guard,
     need_out,
     on_terminal,
@@ -23,30 +24,79 @@ from rooflake.cli.common import (
     reading_store,
 )
 
-#: the columns a glance needs on the terminal; csv/json/parquet get all
-GLANCE = [
-    "device_id",
-    "layer",
-    "kernels",
-    "launches",
-    "memops",
-    "gpu_time_ns",
-    "share_of_gpu_time",
-    "flops",
-    "ai_l1",
-    "ai_l2",
-    "ai_dram",
-    "flops_per_s",
-]
 
-#: the same for a run without GPU kernels, timed by its NVTX ranges (range_times)
-RANGE_GLANCE = ["layer", "calls", "inclusive_ns", "exclusive_ns", "mean_inclusive_ns", "share_of_top"]
+def glance(table: Any) -> list[Any]:
+    """The terminal columns of layer_summary rows: the layer (and its device where the run has several),
+    launches, GPU time, its share, FLOP/s and the DRAM AI; csv/json/parquet and --wide get all."""
+    from rooflake.cli.output import Column
+
+    devices = set(table.column("device_id").to_pylist())
+    return [
+        *([Column("device", "device_id")] if len(devices) > 1 else []),
+        Column("layer", "layer", cut_start=True),
+        Column("launches", "launches"),
+        Column("GPU time", "gpu_time_ns", "ns"),
+        Column("share", "share_of_gpu_time", "%"),
+        *_work(table),
+    ]
 
 
-def emit_range_layers(v: Any, fmt: Fmt, out: Path | None) -> None:
+def _work(table: Any) -> list[Any]:
+    """FLOP/s and AI of the layers: counted at DRAM (ncu counters), or modelled from a trace's recorded ops
+    (:data:`rooflake.views.layers.MODELLED`), the header saying so."""
+    from rooflake.cli.output import Column
+
+    if (
+        "flops_modelled" in table.column_names
+    ):  # a trace: its ops' work modelled from their shapes, no counters
+        return [
+            Column("FLOP/s model", "flops_per_s_modelled", "FLOP/s"),
+            Column("AI model", "ai_modelled", "FLOP/B"),
+        ]
+    if "flops_per_s" not in table.column_names:
+        return []
+    return [Column("FLOP/s", "flops_per_s", "FLOP/s"), Column("AI DRAM", "ai_dram", "FLOP/B")]
+
+
+def _range_glance(table: Any) -> list[Any]:
+    """The terminal columns of a run without GPU kernels, timed by its NVTX ranges (range_times)."""
+    from rooflake.cli.output import Column
+
+    return [
+        Column("layer", "layer", cut_start=True),
+        Column("calls", "calls"),
+        Column("inclusive", "inclusive_ns", "ns"),
+        Column("exclusive", "exclusive_ns", "ns"),
+        Column("mean", "mean_inclusive_ns", "ns"),
+        Column("share", "share_of_top", "%"),
+        *_work(table),
+    ]
+
+
+def _versus_glance(table: Any) -> list[Any]:
+    """The terminal columns of measured vs modelled layers (estimate_vs_measured, or a CPU run's RANGE_VERSUS)."""
+    from rooflake.cli.output import Column, unit_of
+
+    wanted = {
+        "layer": "layer",
+        "duration_ns": "time",
+        "time_ns_measured": "time",
+        "flops_measured": "FLOP",
+        "flops_analytic": "FLOP model",
+        "flops_modelled": "FLOP model",
+        "flops_ratio": "ratio",
+        "dram_ratio": "DRAM ratio",
+        "ai": "AI",
+        "flops_per_s": "FLOP/s",
+    }
+    names = [n for n in wanted if n in table.column_names]
+    return [Column(wanted[n], n, unit_of(n) if n != "ai" else "FLOP/B") for n in names]
+
+
+def emit_range_layers(v: Any, fmt: Fmt, out: Path | None, wide: bool = False) -> None:
     """The layers of a run without GPU kernels (a :class:`rooflake.views.layers.Layers` timed by ``ranges``), and
     on the terminal a line saying where their times come from."""
-    emit(v.table.select(RANGE_GLANCE) if on_terminal(fmt, out) else v.table, fmt, out)
+    emit_view(v.table, _range_glance(v.table), fmt, out, wide)
     if on_terminal(fmt, out):
         typer.echo(
             f"run {v.run_id} has no GPU kernels: layer times are the CPU time of its NVTX ranges (query "
@@ -144,26 +194,22 @@ def layers(
     ] = None,
     fmt: FmtOpt = Fmt.table,
     out: OutOpt = None,
+    wide: WideOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """GPU time, launches and (with ncu counters) FLOPs, bytes and AI per NVTX layer, with attribution coverage;
     a run without GPU kernels (CPU): inclusive/exclusive time per NVTX range."""
-    from rooflake.views.layers import MODELLED
     from rooflake.views.layers import layers as layer_view
 
     need_out(fmt, out)
     v = layer_view(reading_store(store), run_id, depth, match, device, with_run, domain=domain)
     if v.estimates is not None:  # measured vs modelled, per layer
-        emit(v.estimates, fmt, out)
+        emit_view(v.estimates, _versus_glance(v.estimates), fmt, out, wide)
         return
     if v.timed_by == "ranges":  # a CPU run: its NVTX ranges time the layers
-        emit_range_layers(v, fmt, out)
+        emit_range_layers(v, fmt, out, wide)
         return
-    glance = GLANCE
-    # a trace: its ops' work modelled from their shapes, no counters
-    if "flops_modelled" in v.table.column_names:
-        glance = [c for c in GLANCE if not c.startswith(("flops", "ai_"))] + MODELLED[:-1]
-    emit(v.table.select(glance) if on_terminal(fmt, out) else v.table, fmt, out)
+    emit_view(v.table, glance(v.table), fmt, out, wide)
     if on_terminal(fmt, out):
         print_counted(v.table)
         print_coverage(v.coverage)

@@ -14,6 +14,8 @@ import math
 import re
 import string
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,24 @@ from rooflake.schema.duck import TIMESTAMPTZ, Rows
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["format_float", "printable", "render_markdown", "render_rows", "render_text", "write_table"]
+__all__ = [
+    "Column",
+    "columns_of",
+    "csv_field",
+    "draw",
+    "fit_widths",
+    "format_float",
+    "human",
+    "printable",
+    "render_markdown",
+    "render_rows",
+    "render_table",
+    "render_text",
+    "terminal_width",
+    "unit_of",
+    "write_table",
+    "write_view",
+]
 
 # C0 controls (TAB, LF and CR too: one row, one line), DEL, C1 controls (0x9b is CSI on some terminals), the line
 # and paragraph separators, and the bidirectional controls that can reorder what a terminal shows
@@ -174,26 +193,118 @@ def _width(text: str) -> int:
     )
 
 
-def _grid(names: list[str], columns: list[list[Any]]) -> str:
-    """The bordered table of ``columns`` (values) under ``names``."""
+def _grid(names: list[str], columns: list[list[Any]], width: int | None = None) -> str:
+    """The bordered table of ``columns`` (values) under ``names``, fitted to ``width`` (:func:`fit_widths`; None:
+    as wide as its cells)."""
     if not names:
         return "┌┐\n╞╡\n└┘"
     cells = [[printable(n)] + [_cell(v) for v in col] for n, col in zip(names, columns, strict=True)]
-    widths = [max(map(_width, col)) for col in cells]
+    return draw(cells, width)
 
-    def rule(left: str, fill: str, cross: str, right: str) -> str:
-        return left + cross.join(fill * (w + 2) for w in widths) + right
 
-    lines = [
-        "│ " + " ┆ ".join(c[i] + " " * (w - _width(c[i])) for c, w in zip(cells, widths, strict=True)) + " │"
-        for i in range(len(cells[0]))
-    ]
-    return "\n".join(
+def draw(
+    cells: list[list[str]],
+    width: int | None = None,
+    right: Sequence[bool] | None = None,
+    shrink: Sequence[bool] | None = None,
+    cut_start: Sequence[bool] | None = None,
+) -> str:
+    """The bordered table of ``cells`` (one list per column, its header first; text already escaped), each column
+    left- or (``right``) right-aligned, fitted to ``width`` by :func:`fit_widths` (``shrink``: the columns that give
+    way first, default all): a cut cell ends in ``…`` (``cut_start``: begins with it, keeping a path's leaf), and columns that do not fit even then are left out behind a
+    ``…`` column and a line naming them."""
+    n = len(cells)
+    natural = [max(map(_width, col)) for col in cells]
+    heads = [_width(col[0]) for col in cells]
+    widths = fit_widths(natural, list(shrink) if shrink is not None else [True] * n, width, heads)
+    hidden = [col[0] for col in cells[len(widths) :]]
+    starts = list(cut_start) if cut_start is not None else [False] * n
+    shown = [[clip(c, w, st) for c in col] for col, w, st in zip(cells, widths, starts, strict=False)]
+    aligns = list(right) if right is not None else [False] * n
+    if hidden:
+        shown.append(["…"] * len(cells[0]))
+        widths, aligns = [*widths, 1], [*aligns[: len(widths)], False]
+
+    def rule(left: str, fill: str, cross: str, end: str) -> str:
+        return left + cross.join(fill * (w + 2) for w in widths) + end
+
+    def line(i: int) -> str:
+        parts = []
+        for c, w, r in zip(shown, widths, aligns, strict=False):
+            pad = " " * (w - _width(c[i]))
+            parts.append(pad + c[i] if r and i else c[i] + pad)
+        return "│ " + " ┆ ".join(parts) + " │"
+
+    lines = [line(i) for i in range(len(cells[0]))]
+    text = "\n".join(
         [rule("┌", "─", "┬", "┐"), lines[0], rule("╞", "═", "╪", "╡"), *lines[1:], rule("└", "─", "┴", "┘")]
     )
+    if hidden:
+        import textwrap
+
+        note = f"… {len(hidden)} more column(s) not shown at this width: {', '.join(hidden)} (--wide, -f csv)"
+        text += "\n" + "\n".join(textwrap.wrap(note, max(width or 0, 40), break_on_hyphens=False))
+    return text
 
 
-def render_rows(rows: Rows) -> str:
+#: the narrowest a column that gives way first is cut to, and the narrowest any column is
+FLEX_MIN, CELL_MIN = 12, 6
+
+
+def _span(widths: Sequence[int]) -> int:
+    """Terminal columns a table of columns ``widths`` takes: ``│ `` before, `` ┆ `` between, `` │`` after."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def fit_widths(
+    natural: Sequence[int], shrink: Sequence[bool], width: int | None, heads: Sequence[int] | None = None
+) -> list[int]:
+    """The width rule of every terminal table: the widths of the columns shown when their cells want ``natural``
+    and the terminal has ``width`` columns (None: no limit). The widest columns are cut first, those of ``shrink``
+    (names, text) down to :data:`FLEX_MIN`, then to :data:`CELL_MIN`; if that is not enough, every column down to
+    :data:`CELL_MIN`; if the
+    columns still do not fit, only the first ones that do are kept (with room for a ``…`` column after them). A
+    column is never cut narrower than its header (``heads``: the headers' widths), which stays whole."""
+    if width is None or _span(natural) <= width:
+        return list(natural)
+    least = [min(w, max(CELL_MIN, h)) for w, h in zip(natural, heads or [0] * len(natural), strict=True)]
+    floors = [min(w, max(FLEX_MIN, f)) if s else w for w, f, s in zip(natural, least, shrink, strict=True)]
+    for narrowest in ([f if s else w for w, f, s in zip(natural, least, shrink, strict=True)], least):
+        if _span(floors) > width:
+            floors = narrowest
+    if _span(floors) <= width:
+        cap = max(natural)
+        while cap > 1 and _span([max(f, min(w, cap)) for w, f in zip(natural, floors, strict=True)]) > width:
+            cap -= 1
+        return [max(f, min(w, cap)) for w, f in zip(natural, floors, strict=True)]
+    kept = floors
+    while kept and _span(kept) + 4 > width:  # 4: the "…" column
+        kept = kept[:-1]
+    return kept
+
+
+def clip(text: str, width: int, start: bool = False) -> str:
+    """``text`` cut to ``width`` terminal columns, its last (``start``: its first) one ``…`` where it was cut."""
+    if _width(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in reversed(text) if start else text:
+        w = _width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "…" + "".join(reversed(out)) if start else "".join(out) + "…"
+
+
+def terminal_width() -> int:
+    """The columns a terminal table may take: ``$COLUMNS``, else the terminal's width, else 80 (a pipe, a file)."""
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def render_rows(rows: Rows, width: int | None = None) -> str:
     """An aligned text table of every row of ``rows`` (:func:`rooflake.schema.duck.fetch_rows`), as
     :func:`render_text` prints a table; no pyarrow, no polars."""
     zone = ZoneInfo(rows.zone) if rows.zone else None
@@ -204,7 +315,7 @@ def render_rows(rows: Rows) -> str:
             # a local time Python's datetime cannot hold (year 0, year 10000) comes from DuckDB as its text
             col = [v.replace(tzinfo=zone) if isinstance(v, datetime.datetime) else v for v in col]
         columns.append(_duck_maps(col, t))
-    return _grid(list(rows.names), columns)
+    return _grid(list(rows.names), columns, width)
 
 
 def _duck_maps(values: list[Any], t: Any) -> list[Any]:
@@ -225,13 +336,14 @@ def _duck_maps(values: list[Any], t: Any) -> list[Any]:
     return values
 
 
-def render_text(table: pa.Table | Rows) -> str:
-    """An aligned text table of every row (values as polars prints them: :func:`format_float`, lists of at most
-    :data:`LIST_LIMIT` items, cells of at most :data:`STR_LIMIT` characters), control characters escaped."""
+def render_text(table: pa.Table | Rows, width: int | None = None) -> str:
+    """An aligned text table of every row and column (values as polars prints them: :func:`format_float`, lists of
+    at most :data:`LIST_LIMIT` items, cells of at most :data:`STR_LIMIT` characters), control characters escaped,
+    fitted to ``width`` terminal columns (None: no limit) by :func:`fit_widths`."""
     if isinstance(table, Rows):
-        return render_rows(table)
+        return render_rows(table, width)
     columns = [_maps(col.to_pylist(), f.type) for f, col in zip(table.schema, table.columns, strict=True)]
-    return _grid(table.column_names, columns)
+    return _grid(table.column_names, columns, width)
 
 
 def _maps(values: list[Any], t: pa.DataType) -> list[Any]:
@@ -255,6 +367,108 @@ def _maps(values: list[Any], t: pa.DataType) -> list[Any]:
     return values
 
 
+#: a NULL in a table of human units (a value the source does not have: never 0)
+NULL_CELL = "—"
+
+#: the units :func:`human` writes: a duration in ns, a fraction 0..1 (and a change of it) as a percentage, rates
+#: and amounts with an SI prefix, plain numbers to three significant digits
+SI_UNITS = ("FLOP/s", "B/s", "FLOP", "B", "Hz")
+
+
+def human(value: Any, unit: str | None) -> str:
+    """One cell of a terminal table in human units, from a value in the store's base units: ``ns`` ->
+    ``'1.39 ms'`` (ns, µs, ms, s), ``FLOP/s`` -> ``'25.3 TFLOP/s'``, ``B/s`` -> ``'598 GB/s'`` (also ``FLOP``,
+    ``B``, ``Hz``: SI prefixes k to E), ``%`` (a fraction 0..1) -> ``'61.5 %'``, ``+%`` (a change, new / old - 1)
+    -> ``'-28.8 %'``, ``FLOP/B`` or ``x`` (AI, ratios) -> ``'61.6'``; None -> :data:`NULL_CELL`, NaN ``'NaN'``;
+    text (``unit`` None) as :func:`printable` writes it. Machine formats (csv, json, parquet) never pass here."""
+    from rooflake.render.formats import duration, si, significant
+
+    if value is None:
+        return NULL_CELL
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return printable(value) if isinstance(value, str) else _cell(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if unit == "ns":
+        return duration(value, digits=3)
+    if unit in ("%", "+%"):
+        return f"{100 * value:{'+' if unit == '+%' else ''}.1f} %"
+    if unit in SI_UNITS:
+        return si(value, unit)
+    if isinstance(value, float) and unit is not None:
+        return significant(value)
+    return str(value) if isinstance(value, int) else format_float(value)
+
+
+def unit_of(name: str) -> str | None:
+    """The unit :func:`human` writes a column in, by the store's naming rule (units in every name): ``*_ns`` ns,
+    ``*flops_per_s`` FLOP/s, ``*bytes_per_s``/``bw_*`` B/s, ``ai_*``/``ridge_*`` FLOP/B, ``*share*``/``*fraction*``
+    %, ``*change*`` +%, ``*flops*`` FLOP, ``*bytes*`` B, ``*ratio*``/``speedup``/``inefficiency`` x, ``*_hz`` Hz;
+    None for others (counts, ids, text)."""
+    rules = (
+        (name.endswith("_ns"), "ns"),
+        ("flops_per_s" in name, "FLOP/s"),
+        ("bytes_per_s" in name or name.startswith("bw_"), "B/s"),
+        (name.startswith(("ai_", "ridge_")) or "_ai_" in name, "FLOP/B"),
+        ("share" in name or "fraction" in name, "%"),
+        ("change" in name, "+%"),
+        ("flops" in name, "FLOP"),
+        ("bytes" in name, "B"),
+        ("ratio" in name or "over" in name or name in ("speedup", "inefficiency"), "x"),
+        (name.endswith("_hz"), "Hz"),
+    )
+    return next((unit for hit, unit in rules if hit), None)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a terminal table: its ``header``, its ``value`` (a column name, or a function of the row
+    giving the cell's value or its finished text), the ``unit`` :func:`human` writes it in (None: text or a
+    count). Numbers and units are right-aligned, text left (``right`` overrides); text gives way first when the
+    table is cut to the terminal's width (``shrink`` overrides), losing its end (``cut_start``: its beginning, as
+    for an NVTX path whose leaf tells layers apart)."""
+
+    header: str
+    value: str | Callable[[dict[str, Any]], Any]
+    unit: str | None = None
+    right: bool | None = None
+    shrink: bool | None = None
+    cut_start: bool = False
+
+    def cell(self, row: dict[str, Any]) -> str:
+        v = row.get(self.value) if isinstance(self.value, str) else self.value(row)
+        return human(v, self.unit)
+
+
+def columns_of(names: Sequence[str]) -> list[Column]:
+    """A :class:`Column` per column name, headed by its name, in the unit :func:`unit_of` reads from it: the
+    ``--wide`` table of a command (every column of its result)."""
+    return [Column(n, n, unit_of(n)) for n in names]
+
+
+def _right(c: Column, rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether column ``c`` is right-aligned: as it says, else when it has a unit or holds numbers only."""
+    if c.right is not None or c.unit is not None:
+        return c.right if c.right is not None else True
+    values = [r.get(c.value) for r in rows] if isinstance(c.value, str) else []
+    numbers = [v for v in values if v is not None]
+    return bool(numbers) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers)
+
+
+def render_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], width: int | None = None) -> str:
+    """The terminal table of ``rows`` (dicts) in ``columns``, fitted to ``width`` (None: no limit): every command's
+    default table is drawn here, with :func:`human` units and :func:`printable` text. A column without a header
+    whose every cell is empty (a marker nothing set) is left out."""
+    cells = [[printable(c.header)] + [c.cell(r) for r in rows] for c in columns]
+    kept = [i for i, col in enumerate(cells) if any(col)]  # a column with no header and no text: left out
+    columns, cells = [columns[i] for i in kept], [cells[i] for i in kept]
+    right = [_right(c, rows) for c in columns]
+    shrink = [c.shrink if c.shrink is not None else not r for c, r in zip(columns, right, strict=True)]
+    return draw(cells, width, right, shrink, [c.cut_start for c in columns])
+
+
 def render_markdown(table: pa.Table) -> str:
     """A GitHub-flavoured Markdown table of every row (floats to 4 significant digits), control characters
     escaped and ``|`` as ``\\|``."""
@@ -272,18 +486,34 @@ def render_markdown(table: pa.Table) -> str:
     return "\n".join([head, rule, *body])
 
 
-def _csv(table: pa.Table) -> bytes:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+def csv_field(text: str | None) -> str:
+    """One CSV field, quoted only where it must be (RFC 4180 minimal quoting: a comma, a quote, CR or LF; a quote
+    doubled), NULL as nothing and an empty string as ``""`` (so a reader such as DuckDB's tells them apart, as
+    DuckDB's own writer does)."""
+    if text is None:
+        return ""
+    if text == "" or any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
-    flat = table
-    for i, field in enumerate(table.schema):
+
+def _csv(table: pa.Table) -> bytes:
+    """``table`` as CSV: a header line, then one line per row, each value as Arrow writes it (Arrow's cast to text:
+    the same digits as its CSV writer), lists and maps as JSON text, quoted by :func:`csv_field`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts: list[list[str | None]] = []
+    for field, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_nested(field.type):  # CSV cannot hold lists/maps: JSON text
-            col = [json.dumps(_plain(v)) for v in table.column(i).to_pylist()]
-            flat = flat.set_column(i, field.name, pa.array(col, pa.string()))
-    buf = pa.BufferOutputStream()
-    pacsv.write_csv(flat, buf)
-    return bytes(buf.getvalue().to_pybytes())
+            texts.append([None if v is None else json.dumps(_plain(v)) for v in col.to_pylist()])
+        elif pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            texts.append(col.to_pylist())
+        else:
+            texts.append(pc.cast(col, pa.string()).to_pylist())
+    lines = [",".join(csv_field(n) for n in table.column_names)]
+    lines += [",".join(map(csv_field, row)) for row in zip(*texts, strict=True)]
+    return ("\n".join(lines) + "\n").encode()
 
 
 def _json(table: pa.Table | Rows) -> bytes:
@@ -332,10 +562,11 @@ def _parquet(table: pa.Table) -> bytes:
     return bytes(buf.getvalue().to_pybytes())
 
 
-def write_table(table: pa.Table | Rows, fmt: str, out: Path | None) -> None:
+def write_table(table: pa.Table | Rows, fmt: str, out: Path | None, wide: bool = False) -> None:
     """Write ``table`` as ``fmt`` (table | csv | json | parquet) to ``out`` or stdout. ``table``: a
     ``pyarrow.Table``, or for the table format :class:`rooflake.schema.duck.Rows` (no pyarrow needed), or for
-    json the Rows of :func:`rooflake.schema.duck.fetch_pylist`.
+    json the Rows of :func:`rooflake.schema.duck.fetch_pylist`. The table format on stdout is fitted to the
+    terminal's width (:func:`terminal_width`) unless ``wide``.
 
     ``out``: written by the rule of :mod:`rooflake.render.files` (missing parent directories created, atomic; a
     device such as ``/dev/stdout`` written in place). Raises :class:`UsageError` for parquet without ``out``,
@@ -343,7 +574,8 @@ def write_table(table: pa.Table | Rows, fmt: str, out: Path | None) -> None:
     if fmt == "json":
         data = _json(table)
     elif fmt not in ("parquet", "csv"):
-        data = (render_text(table) + "\n").encode()
+        width = None if wide or out is not None else terminal_width()
+        data = (render_text(table, width) + "\n").encode()
     elif isinstance(table, Rows):
         raise TypeError(f"--format {fmt} needs a pyarrow.Table, not Rows")
     elif fmt == "parquet":
@@ -352,6 +584,29 @@ def write_table(table: pa.Table | Rows, fmt: str, out: Path | None) -> None:
         data = _parquet(table)
     else:
         data = _csv(table)
+    write_out(data, out)
+
+
+def write_view(
+    table: pa.Table | Rows, columns: Sequence[Column], fmt: str, out: Path | None, wide: bool = False
+) -> None:
+    """A command's result: on the terminal (``fmt`` table, no ``out``) the few ``columns`` that answer its
+    question, in human units, fitted to the terminal's width; with ``wide`` every column of ``table`` in human units
+    (:func:`columns_of`), as wide as it takes; any other format or an ``out`` file: every column as
+    :func:`write_table` writes it (raw values in the store's units)."""
+    if fmt != "table" or out is not None:
+        write_table(table, fmt, out)
+        return
+    if isinstance(table, Rows):
+        names, rows = list(table.names), [dict(zip(table.names, r, strict=True)) for r in table.rows]
+    else:
+        names, rows = table.column_names, table.to_pylist()
+    text = render_table(rows, columns_of(names), None) if wide else None
+    write_out(((text or render_table(rows, columns, terminal_width())) + "\n").encode(), None)
+
+
+def write_out(data: bytes, out: Path | None) -> None:
+    """``data`` to stdout, or to ``out`` by the rule of :mod:`rooflake.render.files`."""
     if out is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

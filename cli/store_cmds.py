@@ -15,8 +15,10 @@ from rooflake.cli.common import (
     FmtOpt,
     OutOpt,
     StoreOpt,
+    WideOpt,
     app,
     emit,
+    emit_view,
     err,
     guard,
     need_out,
@@ -144,12 +146,31 @@ def runs(
             help="Output format (for Parquet: rl sql 'SELECT * FROM runs' -f parquet -o FILE).",
         ),
     ] = PrintFmt.table,
+    wide: WideOpt = False,
 ) -> None:
     """List the runs in the store: id, source, GPU, kernels, labels, ingested_at."""
     from rooflake.views.runs import run_list
 
     out = Fmt(fmt.value)
-    emit(run_list(reading_store(store), as_rows=out is Fmt.table), out, None)  # a table: no pyarrow
+    emit_view(run_list(reading_store(store), as_rows=out is Fmt.table), _run_columns(), out, None, wide)
+
+
+def _run_columns() -> list[Any]:
+    """The terminal columns of ``rl runs``: the id and the time (to the minute) whole, the source and GPU cut to fit."""
+    from rooflake.cli.output import Column
+
+    def labels(row: dict[str, Any]) -> str:
+        got = row.get("labels") or {}
+        return ", ".join(f"{k}={v}" for k, v in (got.items() if isinstance(got, dict) else got))
+
+    return [
+        Column("run_id", "run_id", shrink=False),
+        Column("source", "source"),
+        Column("gpu_name", "gpu_name"),
+        Column("kernels", "kernels"),
+        Column("labels", labels),
+        Column("ingested_at", lambda r: str(r["ingested_at"])[:16], shrink=False),
+    ]
 
 
 SQL_HELP = "\n\n".join(
@@ -183,6 +204,10 @@ def sql(
     store: StoreOpt = None,
     fmt: FmtOpt = Fmt.table,
     out: OutOpt = None,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="On the terminal: every cell in full, however wide (default: fitted)."),
+    ] = False,
     param: Annotated[
         list[str] | None,
         typer.Option("--param", "-p", help="NAME=VALUE bound to $NAME in the query (repeatable)."),
@@ -224,4 +249,4 @@ def sql(
             as_rows=fmt is Fmt.table,
             as_pylist=fmt is Fmt.json,
         )
-    emit(table, fmt, out)
+    emit(table, fmt, out, wide)

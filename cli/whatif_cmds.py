@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
-from rooflake.cli.common import Fmt, FmtOpt, OutOpt, StoreOpt, app, emit, guard, on_terminal, reading_store
+from rooflake.cli.common import (
+    Fmt,
+    FmtOpt,
+    OutOpt,
+    StoreOpt,
+    WideOpt,
+    app,
+    emit_view,
+    guard,
+    on_terminal,
+    reading_store,
+)
 
 
 @app.command(no_args_is_help=True)
@@ -29,6 +40,7 @@ def whatif(
     ceilings: OneSourceCeilingsOpt = None,
     fmt: FmtOpt = Fmt.table,
     out: OutOpt = None,
+    wide: WideOpt = False,
     store: StoreOpt = None,
 ) -> None:
     """Scale ceilings (--scale dram=2 --scale tensor=1.5), recompute every kernel's T_min and predict its time at
@@ -55,7 +67,32 @@ def whatif(
             f"predicted (×{t['speedup']:.2f}; {how}, t_o {w.launch_overhead.value_ns:g} ns, {w.launch_overhead.source}"
             f"{roofs_note(w.ceilings, ceilings)})"
         )
-    emit(w.layers if by == "layer" else w.kernels, fmt, out)
+    emit_view(w.layers if by == "layer" else w.kernels, _glance(), fmt, out, wide)
+
+
+def _bounds(row: dict[str, Any]) -> str:
+    """The bound before the scaling and after it (one where it stays)."""
+    from rooflake.cli.output import human
+
+    before, after = human(row.get("bound"), None), human(row.get("bound_scaled"), None)
+    return before if before == after else f"{before} → {after}"
+
+
+def _glance() -> list[Any]:
+    """The terminal columns of a what-if: the layer or kernel, measured time, T_min, s = T/T_min, the bound before
+    and after the scaling, the predicted time, the speed-up and the share of the predicted total."""
+    from rooflake.cli.output import Column
+
+    return [
+        Column("name", "name"),
+        Column("measured", "duration_ns", "ns"),
+        Column("T_min", "t_min_ns", "ns"),
+        Column("s", "inefficiency", "x"),
+        Column("bound", _bounds, shrink=False),
+        Column("predicted", "predicted_ns", "ns"),
+        Column("speed-up", "speedup", "x"),
+        Column("share", "share_of_predicted", "%"),
+    ]
 
 
 def _modelled(flags: list[bool], untimed: int) -> str:

@@ -16,7 +16,7 @@
 --   base_flops_per_s        FLOP/s of the dominant precision, over the launches with counters (compare_layers
 --                           counts every precision: one kernel's layer shows more where it has two pipes)
 --   new_flops_per_s         FLOP/s
---   base_ai_l1              FLOP/byte of the dominant precision
+--   base_ai_l1              FLOP/byte of the dominant precision (NULL for a kernel without FLOPs: base_flops_note)
 --   new_ai_l1               FLOP/byte
 --   base_ai_l2              FLOP/byte
 --   new_ai_l2               FLOP/byte
@@ -25,20 +25,29 @@
 --   base_bound              bound of the dominant precision (most frequent over launches)
 --   new_bound               the same in the new run
 --   new_name                the kernel's name in the new run (differs from name when status is renamed)
---   base_precision          dominant precision (fp64 | fp32 | fp16 | tensor; most frequent over launches)
+--   base_precision          dominant precision (fp64 | fp32 | fp16 | tensor; most frequent over launches); NULL for
+--                           a kernel without FLOPs at any precision (base_flops_note says why)
 --   new_precision           the same in the new run
 --   base_flops              FLOP of the dominant precision, summed over launches with counters
 --   new_flops               FLOP
 --   base_fraction_of_roof   achieved / attainable FLOP/s of the dominant precision, time-weighted over launches with
 --                           a roof (kernel_roofline.fraction_of_roof; 0..1)
 --   new_fraction_of_roof    the same in the new run
+--   short_name              the kernel's base name (kernels.short_name) in the base run, else in the new run
+--   new_short_name          its base name in the new run
+--   base_flops_note         why the kernel has no precision or AI in the base run: 'no FLOPs at any precision'
+--                           (every counter 0: a copy), '0 FLOPs where counted, no counter for fp16, tensor' (an int8
+--                           GEMM whose Tensor-Core counts the report lacks), 'no FLOP counters', 'failed replay
+--                           (NaN values)'; NULL where it has FLOPs (or is not in the run)
+--   new_flops_note          the same in the new run
 WITH k AS (
     SELECT
         k.run_id, k.nvtx_path, k.name, count(*) AS n,
         sum(CASE WHEN isnan(k.duration_ns) THEN NULL ELSE k.duration_ns END) AS t,
         sum(r.flops) AS f, sum(r.duration_ns) FILTER (WHERE r.flops IS NOT NULL AND NOT isnan(r.duration_ns)) AS ct,
         sum(r.bytes_dram) AS q, sum(r.bytes_l1) AS q1, sum(r.bytes_l2) AS q2, mode(r.bound) AS bound,
-        mode(r.precision) AS prec,
+        mode(r.precision) AS prec, any_value(k.short_name) AS short_name,
+        any_value(r.flops_uncounted) AS uncounted, bool_or(r.run_id IS NOT NULL) AS counted,
         sum(r.fraction_of_roof * r.duration_ns) FILTER (WHERE NOT isnan(r.fraction_of_roof) AND NOT isnan(r.duration_ns))
             / nullif(sum(r.duration_ns) FILTER (WHERE NOT isnan(r.fraction_of_roof) AND NOT isnan(r.duration_ns)), 0)
             AS frac
@@ -81,13 +90,19 @@ SELECT
     b.t AS base_time_ns, n.t AS new_time_ns,
     n.t / nullif(b.t, 0) - 1 AS time_change,
     b.f * 1e9 / nullif(b.ct, 0) AS base_flops_per_s, n.f * 1e9 / nullif(n.ct, 0) AS new_flops_per_s,
-    b.f / nullif(b.q1, 0) AS base_ai_l1, n.f / nullif(n.q1, 0) AS new_ai_l1,
-    b.f / nullif(b.q2, 0) AS base_ai_l2, n.f / nullif(n.q2, 0) AS new_ai_l2,
-    b.f / nullif(b.q, 0) AS base_ai_dram, n.f / nullif(n.q, 0) AS new_ai_dram,
+    CASE WHEN b.f > 0 THEN b.f / nullif(b.q1, 0) END AS base_ai_l1,
+    CASE WHEN n.f > 0 THEN n.f / nullif(n.q1, 0) END AS new_ai_l1,
+    CASE WHEN b.f > 0 THEN b.f / nullif(b.q2, 0) END AS base_ai_l2,
+    CASE WHEN n.f > 0 THEN n.f / nullif(n.q2, 0) END AS new_ai_l2,
+    CASE WHEN b.f > 0 THEN b.f / nullif(b.q, 0) END AS base_ai_dram,
+    CASE WHEN n.f > 0 THEN n.f / nullif(n.q, 0) END AS new_ai_dram,
     b.bound AS base_bound, n.bound AS new_bound,
     n.name AS new_name,
-    b.prec AS base_precision, n.prec AS new_precision,
+    CASE WHEN b.f > 0 THEN b.prec END AS base_precision, CASE WHEN n.f > 0 THEN n.prec END AS new_precision,
     b.f AS base_flops, n.f AS new_flops,
-    b.frac AS base_fraction_of_roof, n.frac AS new_fraction_of_roof
+    b.frac AS base_fraction_of_roof, n.frac AS new_fraction_of_roof,
+    coalesce(b.short_name, n.short_name) AS short_name, n.short_name AS new_short_name,
+    no_flops_reason(b.f, b.counted, b.uncounted) AS base_flops_note,
+    no_flops_reason(n.f, n.counted, n.uncounted) AS new_flops_note
 FROM b FULL OUTER JOIN n ON b.name = n.match_name AND b.nvtx_path IS NOT DISTINCT FROM n.nvtx_path
 ORDER BY greatest(coalesce(b.t, 0), coalesce(n.t, 0)) DESC, name

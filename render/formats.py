@@ -23,6 +23,7 @@ __all__ = [
     "runs_said",
     "share",
     "si",
+    "significant",
     "truncate",
     "truncate_text",
 ]
@@ -41,14 +42,23 @@ def si(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
-def duration(ns: float | None) -> str:
-    """A duration in ns as text with 4 significant digits in s, ms, µs or ns; ``'n/a'`` for None or NaN."""
+def significant(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, never an exponent from 1 up (``1234.5`` -> ``'1235'``, ``0.5`` ->
+    ``'0.5'``, ``1e-7`` -> ``'1e-07'``)."""
+    text = f"{x:.{digits}g}"
+    return f"{x:.0f}" if "e+" in text else text
+
+
+def duration(ns: float | None, digits: int = 4) -> str:
+    """A duration in ns as text with ``digits`` significant digits in s, ms, µs or ns, the unit the rounded value
+    reads in (999.96 ns is ``'1 µs'``, not ``'1000 ns'``); ``'n/a'`` for None or NaN."""
     if ns is None or (isinstance(ns, float) and math.isnan(ns)):
         return "n/a"
+    edge = 1 - 0.5 * 10.0**-digits  # a value that rounds up to the next unit is written in it
     for factor, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if ns >= factor:
-            return f"{ns / factor:.4g} {unit}"
-    return f"{ns:.4g} ns"
+        if abs(ns) >= factor * edge:
+            return f"{significant(ns / factor, digits)} {unit}"
+    return f"{significant(ns, digits)} ns"
 
 
 def share(x: float | None) -> str:
