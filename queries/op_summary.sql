@@ -37,7 +37,7 @@ g AS (
         any_value(bytes) AS bytes,
         any_value(ai) AS ai,
         any_value(flops_source) AS flops_source,
-        sum(time_ns) AS time_ns_total,
+        sum(time_ns)::BIGINT AS time_ns_total,
         avg(time_ns) AS time_ns_mean,
         median(time_ns) AS time_ns_median,
         min(time_ns) AS time_ns_min,

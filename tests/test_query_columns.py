@@ -27,6 +27,7 @@ PARAMS: dict[str, Any] = {
     "ncu_run": NCU,
     "counters_run": NCU,
     "depth": 1,
+    "grain": "op",
     "launch_overhead_ns": 1000.0,
     "launch_overhead_source": "test",
     "launch_overheads_ns": [1000.0, 2000.0],

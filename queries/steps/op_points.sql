@@ -64,7 +64,7 @@ gpu_run AS (
 op_level AS (
     SELECT
         op_id AS kernel_id, op_name || ' ' || coalesce(input_dims, '') AS name, op_name AS short_name,
-        coalesce(module_path, array_to_string(nvtx_stack, '/')) AS nvtx_path, time_ns AS duration_ns, flops,
+        coalesce(module_path, array_to_string(nvtx_stack, '/')) AS nvtx_path, time_ns::DOUBLE AS duration_ns, flops,
         bytes, peak_flops_per_s, peak_ceiling, bw_dram, dtype, 1 AS ops, 0 AS ops_without_flops,
         CASE WHEN (SELECT has_gpu FROM gpu_run) THEN kernels END AS launches,
         CASE WHEN gpu_time_ns IS NOT NULL THEN 'measured: GPU time of the kernels launched under the op'
@@ -82,7 +82,7 @@ layer_dtype AS (
     FROM in_layer WHERE flops IS NOT NULL GROUP BY layer
 ),
 kernel_time AS (
-    SELECT layer, sum(kernel_time_ns) AS kernel_time_ns, sum(launches) AS launches
+    SELECT layer, sum(kernel_time_ns)::DOUBLE AS kernel_time_ns, sum(launches)::BIGINT AS launches
     FROM layer_summary WHERE run_id = $run_id AND depth = $depth GROUP BY layer
 ),
 layer_level AS (
@@ -90,7 +90,7 @@ layer_level AS (
         dense_rank() OVER (ORDER BY l.layer) - 1 AS kernel_id, l.layer AS name, l.layer AS short_name,
         l.layer AS nvtx_path,
         CASE WHEN (SELECT has_gpu FROM gpu_run) THEN any_value(t.kernel_time_ns)
-            ELSE sum(l.time_ns) FILTER (WHERE l.flops IS NOT NULL) END AS duration_ns,
+            ELSE sum(l.time_ns) FILTER (WHERE l.flops IS NOT NULL)::DOUBLE END AS duration_ns,
         sum(l.flops) AS flops,
         sum(l.bytes)::DOUBLE AS bytes,
         any_value(d.peak_flops_per_s) AS peak_flops_per_s, any_value(d.peak_ceiling) AS peak_ceiling,
