@@ -1,9 +1,9 @@
 # rooflake developer tasks. `make` = lint + test.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-SRC_DIRS := schema ingest store queries render views pipeline instrument cli spark
+SRC_DIRS := api schema ingest store queries render views pipeline instrument cli spark
 # the editable install (strict mode) maps files one by one: re-install when the file list changes
-FILE_LIST := $(sort $(shell find $(SRC_DIRS) -type f \( -name '*.py' -o -name '*.sql' \) 2>/dev/null))
+FILE_LIST := $(sort $(shell find $(SRC_DIRS) -type f \( -name '*.py' -o -name '*.sql' -o -name '*.xz' \) 2>/dev/null))
 STAMP := $(VENV)/.rooflake-installed
 LIST := $(VENV)/.rooflake-files
 

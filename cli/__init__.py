@@ -5,7 +5,7 @@ Each command parses its arguments, calls one view of :mod:`rooflake.views` (or a
 one ``Error: <message>`` line on stderr and exit code 1 in one place (:func:`rooflake.cli.common.guard`); bad
 arguments exit 2 (typer/click usage errors). Commands live by group: ``store_cmds`` (ingest, runs, sql),
 ``roofline_cmds`` (roofline, --time), ``layer_cmds`` (layers), ``compare_cmds`` (compare), ``trajectory_cmds``
-(trajectory), ``report_cmds`` (report, check), ``profile_cmds`` (profile). Imports of the library stay inside the
+(trajectory), ``report_cmds`` (report, check), ``profile_cmds`` (profile), ``demo_cmds`` (demo). Imports of the library stay inside the
 commands: ``rl --help`` starts fast.
 
 Importing a command module registers its commands on the app. :func:`main` imports only the module of the command
@@ -41,6 +41,7 @@ MODULES = (
     "report_cmds",
     "doctor_cmds",
     "compact_cmds",
+    "demo_cmds",
 )
 
 #: each command (or command group) of ``rl`` -> the modules that register it and its subcommands
@@ -60,6 +61,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "doctor": ("doctor_cmds",),
     "compact": ("compact_cmds",),
     "ceilings": ("ceilings_cmds", "measure_cmds"),
+    "demo": ("demo_cmds",),
 }
 
 #: each command's help up to its first sentence's end, in the order of ``rl --help``: what click shortens into the
@@ -87,6 +89,8 @@ SUMMARIES: dict[str, str] = {
     "missing peaks, instrumented durations, NVTX coverage under 90 %.",
     "doctor": "Check every file of the store; list damaged or missing partitions and leftovers of killed writers.",
     "compact": "Fold the runs ingested since the last compaction into compacted files, without changing any answer.",
+    "demo": "Try rooflake on two real Nsight Compute reports it ships (an H100 running a bf16 transformer block): "
+    "ingest them into a store, write their HTML report and the training step's roofline as a PNG.",
     "ceilings": "Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side.",
 }
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice, roofs_text
+from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice
 from rooflake.cli.common import (
     By,
     Level,
@@ -20,32 +20,7 @@ from rooflake.cli.common import (
     guard,
     reading_store,
 )
-
-
-def roofline_title(run: dict[str, Any], run_id: str, grain: str, depth: int, prefix: str = "") -> str:
-    """A chart title: GPU · source file · run (· NVTX layers at depth d)."""
-    machine = run["gpu_name"] or (f"CPU of {run['host']}" if run.get("host") else "GPU")
-    title = f"{prefix}{machine} · {Path(run['source_path']).name} · run {run_id}"
-    return title + (f" · NVTX layers at depth {depth}" if grain == "layer" else "")
-
-
-def time_chart(view: Any) -> dict[str, Any]:
-    """The Vega-Lite spec (a dict, built without Altair) of a :class:`rooflake.views.time_roofline.TimeRoofline`'s
-    chart: time vs complexity above the complexity plane."""
-    from rooflake.render import time_roofline_spec
-
-    title = roofline_title(view.run, view.run_id, view.grain, view.depth, prefix="Time-based roofline · ")
-    return time_roofline_spec(
-        view.points, view.ceilings, level=view.level, title=titled(title, getattr(view, "provenance", None))
-    )
-
-
-def titled(title: str, provenance: str | None) -> str | list[str]:
-    """A chart's title with the provenance of its numbers (what is measured, what modelled) under it, wrapped: on
-    the title's line it made the PNG ~4,100 px wide, the plot squeezed into a third of it."""
-    import textwrap
-
-    return [title, *textwrap.wrap(provenance, 110)] if provenance else title
+from rooflake.render.captions import roofline_title, roofs_text, titled
 
 
 def _draw_time(
@@ -68,6 +43,7 @@ def _draw_time(
 
     from rooflake.render import save_chart
     from rooflake.render.formats import duration
+    from rooflake.render.sections import time_chart
     from rooflake.views.time_roofline import estimate_time_roofline, time_roofline
 
     if with_run is not None:  # layers: time measured by nsys, work modelled by rl estimate
@@ -97,21 +73,6 @@ def _draw_time(
     ) + (f"\n{v.provenance}" if v.provenance else "")
 
 
-def modelled_table(points: Any) -> Any:
-    """The layers of a roofline with an ``rl estimate`` run as a table whose headers say which numbers are measured
-    and which modelled (rows of :func:`rooflake.views.roofline.estimate_roofline`'s points)."""
-    import pyarrow.compute as pc
-
-    return (
-        points.select(["name", "duration_ns", "flops", "bytes_compulsory"])
-        .rename_columns(["layer", "time_ns_measured", "flops_modelled", "bytes_modelled"])
-        .append_column("ai", pc.coalesce(points["ai_l1"], points["ai_l2"], points["ai_dram"]))
-        .append_column("flops_per_s", points["achieved_flops_per_s"])
-        .append_column("attainable_flops_per_s", points["attainable_flops_per_s"])
-        .append_column("bound", points["bound"])
-    )
-
-
 def _draw(
     store: str | None,
     run_id: str | None,
@@ -126,6 +87,7 @@ def _draw(
     # no engine.start_for here: vl-convert 1.9's warm-up holds the GIL while this path's imports run (they took
     # 0.35 s instead of 0.07 s beside it), so the thread gained nothing and cost 0.03-0.04 s (issue 14, measured)
     from rooflake.render.rows import save_roofline
+    from rooflake.views.modelled import modelled_table
     from rooflake.views.roofline import roofline
 
     v = roofline(
