@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooflake.queries import connect, fetch
+from rooflake.views.display import Displayed
 
 
 @dataclass(frozen=True)
-class Checks:
+class Checks(Displayed):
     """The physics_checks findings of one run (``run_id``) or of every run (``run_id`` None).
 
     ``table``: run_id, kernel_id (NULL for run-level findings), name, check (above_roof | ai_order_violated |

@@ -8,10 +8,11 @@ from typing import Any
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflakeError, UsageError
+from rooflake.views.display import Displayed
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Displayed):
     """``new_run`` against ``base_run`` (full run ids).
 
     - ``depth``: the NVTX depth of a layer.

@@ -8,11 +8,12 @@ from typing import Any
 
 from rooflake.queries import check_regex, connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
+from rooflake.views.display import Displayed
 from rooflake.views.runs import run_info
 
 
 @dataclass(frozen=True)
-class RunMatch:
+class RunMatch(Displayed):
     """An Nsight Systems run joined with an Nsight Compute run of the same program (query ``nsys_ncu_match``).
 
     - ``nsys_run``, ``ncu_run``: full run ids.
@@ -39,7 +40,7 @@ class RunMatch:
 
 
 @dataclass(frozen=True)
-class Layers:
+class Layers(Displayed):
     """The layers of one run at one NVTX depth.
 
     - ``run_id``: full run id.

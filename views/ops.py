@@ -11,6 +11,7 @@ from typing import Any
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
+from rooflake.views.display import Displayed
 from rooflake.views.runs import run_info
 
 GRAINS = ("op", "layer")
@@ -21,7 +22,7 @@ PROVENANCE = (
 
 
 @dataclass(frozen=True)
-class OpRoofline:
+class OpRoofline(Displayed):
     """The roofline of a trace run from its recorded shapes.
 
     - ``run_id``, ``run`` (its ``runs`` row), ``grain`` (``op`` | ``layer``), ``depth`` (NVTX depth of a layer).

@@ -11,6 +11,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.schema.duck import Rows
+from rooflake.views.display import Displayed
 from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs, no_layers
 from rooflake.views.runs import run_info
 
@@ -20,7 +21,7 @@ _QUANTITIES = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 
 
 @dataclass(frozen=True)
-class Roofline:
+class Roofline(Displayed):
     """The roofline of one run.
 
     - ``run_id``: full run id; ``run``: its ``runs`` row (dict).
@@ -338,22 +339,3 @@ def _gpu_roofs(store: Any, run_id: str, ceilings: str = "default") -> tuple[Any,
     sources = sorted(set(rows.column("source").to_pylist()))
     return rows, f"{', '.join(sources)} ({gpu})"
 
-
-def modelled_table(points: Any, top: int | None = None) -> Any:
-    """The layers of a roofline with an ``rl estimate`` run (:func:`estimate_roofline`'s points) as a
-    ``pyarrow.Table`` whose headers say which numbers are measured and which modelled: layer, time_ns_measured (ns),
-    flops_modelled (FLOPs), bytes_modelled (compulsory bytes), ai (FLOP/byte: the first of L1, L2, DRAM the points
-    have), flops_per_s and attainable_flops_per_s (FLOP/s), bound. ``top``: only that many points, the most time
-    first."""
-    import pyarrow.compute as pc
-
-    if top is not None:  # the points that took the most time
-        points = points.take(pc.sort_indices(points, [("duration_ns", "descending")])[:top])
-    return (
-        points.select(["name", "duration_ns", "flops", "bytes_compulsory"])
-        .rename_columns(["layer", "time_ns_measured", "flops_modelled", "bytes_modelled"])
-        .append_column("ai", pc.coalesce(points["ai_l1"], points["ai_l2"], points["ai_dram"]))
-        .append_column("flops_per_s", points["achieved_flops_per_s"])
-        .append_column("attainable_flops_per_s", points["attainable_flops_per_s"])
-        .append_column("bound", points["bound"])
-    )

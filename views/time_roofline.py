@@ -12,6 +12,7 @@ from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflakeError, RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import RunRoofs, run_roofs
+from rooflake.views.display import Displayed
 from rooflake.views.runs import rows_where, run_info
 
 #: t_o when neither an option nor an nsys trace gives one: 1 us. Below the GPU durations of the shortest kernels in
@@ -35,7 +36,7 @@ class LaunchOverhead:
 
 
 @dataclass(frozen=True)
-class TimeRoofline:
+class TimeRoofline(Displayed):
     """The time-based roofline of one run.
 
     - ``run_id``: full run id; ``run``: its ``runs`` row (dict).

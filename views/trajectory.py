@@ -10,13 +10,14 @@ from rooflake.queries import check_regex, connect, fetch
 from rooflake.schema import RooflineDataError, UsageError
 from rooflake.schema.catalog import COLLECT_HINT
 from rooflake.views.ceilings import sweep_roofs
+from rooflake.views.display import Displayed
 
 GRAINS = ("layer", "kernel")
 LEVELS = ("dram", "l2", "l1", "all")
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(Displayed):
     """The trajectories of one sweep.
 
     - ``vary``: the label that varies; ``where``: other labels the runs carry; ``grain``: layer | kernel;

@@ -11,6 +11,7 @@ from typing import Any
 from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflineDataError, UsageError
 from rooflake.views.ceilings import run_roofs
+from rooflake.views.display import Displayed
 from rooflake.views.time_roofline import LaunchOverhead, launch_overhead
 
 #: what ``--scale KEY=FACTOR`` may scale: each pipe's peak, each level's bandwidth, and the launch overhead
@@ -19,7 +20,7 @@ SCALES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram", "launch")
 
 
 @dataclass(frozen=True)
-class WhatIf:
+class WhatIf(Displayed):
     """The what-if of one run under scaled ceilings.
 
     - ``run_id``; ``scales``: every key of :data:`SCALES` with its factor (1 = unchanged); ``depth``: NVTX depth
