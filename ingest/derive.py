@@ -105,7 +105,7 @@ def _tensor_paths(
 
 
 def _tensor_roof(ops: dict[cat.TensorPath, float]) -> cat.TensorPath | None:
-    """THE tensor-roof rule (DESIGN.md section 5): the path that carries the kernel's tensor ops, the one with the
+    """THE tensor-roof rule (docs/architecture.md section 5): the path that carries the kernel's tensor ops, the one with the
     most when several do, among the finest paths the report counts (those covering no other: Hopper's hgmma/hmma
     splits, not their aggregate, whose peak is the sparse one), else among the aggregates; ties go to the dense
     path. Its roof is the peak ncu's SpeedOfLight_HierarchicalTensorRooflineChart pairs with it: the dense peak
@@ -259,7 +259,7 @@ def _flags(v: Mapping[str, float], dur: float | None, dur_how: str, d: Derived) 
     return flags
 
 
-# kernels that should execute FLOPs (GEMMs, convolutions, attention): F = 0 on them is a physics flag (DESIGN.md
+# kernels that should execute FLOPs (GEMMs, convolutions, attention): F = 0 on them is a physics flag (docs/architecture.md
 # section 5); the one definition both ncu readers use (ncu_rep on the demangled name, ncu_csv on "Kernel Name")
 GEMM_RE = re.compile(r"gemm|conv|matmul|mma|fmha|flash", re.IGNORECASE)
 FLOP_QUANTITIES = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
@@ -268,7 +268,7 @@ FLOP_QUANTITIES = ("flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor")
 def flag_gemm_without_flops(d: Derived, name: str) -> None:
     """Add the flag ``gemm_without_flops`` to ``d.flags`` when kernel ``name`` matches :data:`GEMM_RE` and every
     FLOP quantity the report counts is 0 (at least one counted: missing counters are not zero FLOPs). The physics
-    check of DESIGN.md section 5 ("F = 0 on a GEMM-named kernel"); flagged, never corrected."""
+    check of docs/architecture.md section 5 ("F = 0 on a GEMM-named kernel"); flagged, never corrected."""
     flops = [d.quantities[q] for q in FLOP_QUANTITIES]
     if GEMM_RE.search(name) and any(f is not None for f in flops) and not any(f for f in flops):
         d.flags.append("gemm_without_flops")

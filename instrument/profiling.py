@@ -39,11 +39,12 @@ CLOCK_CONTROLS = ("base", "none")
 NSYS_TRACE = ("cuda", "nvtx", "osrt")
 CLOCK_CONTROL = "base"
 HINTS = {
-    "ncu": "install NVIDIA Nsight Compute (it ships with the CUDA toolkit, <cuda>/bin/ncu, or from "
-    "https://developer.nvidia.com/nsight-compute; on Debian: ../shared/tools/install-nsight.sh) and put `ncu` on PATH",
-    "nsys": "install NVIDIA Nsight Systems (with the CUDA toolkit, or from "
-    "https://developer.nvidia.com/nsight-systems; on Debian: ../shared/tools/install-nsight.sh) and put `nsys` "
-    "on PATH",
+    "ncu": "install NVIDIA Nsight Compute (it ships with the CUDA toolkit as <cuda>/bin/ncu; or download it from "
+    "https://developer.nvidia.com/nsight-compute, or install the `nsight-compute` package of NVIDIA's CUDA "
+    "repository for your Linux distribution) and put the folder holding `ncu` on PATH; `ncu --version` checks it",
+    "nsys": "install NVIDIA Nsight Systems (it ships with the CUDA toolkit as <cuda>/bin/nsys; or download it from "
+    "https://developer.nvidia.com/nsight-systems, or install the `nsight-systems` package of NVIDIA's CUDA "
+    "repository for your Linux distribution) and put the folder holding `nsys` on PATH; `nsys --version` checks it",
 }
 NAMES = {"ncu": "Nsight Compute", "nsys": "Nsight Systems"}
 

@@ -1,4 +1,4 @@
--- physics_checks: findings that a roofline view must show, never hide or correct (DESIGN.md section 5): points
+-- physics_checks: findings that a roofline view must show, never hide or correct (docs/architecture.md section 5): points
 -- above their roof, the AI order L1 <= L2 <= DRAM violated, no FLOPs on GEMM/conv-named kernels, NaN durations,
 -- zero or missing peaks, durations from instrumented cycles, and NVTX attribution coverage under 90 % of GPU time.
 -- One row per finding.

@@ -4,7 +4,7 @@ The one module whose Python strings may hold SQL text (tests/test_architecture.p
 over a store lives in a ``.sql`` file of this package, and this module only wraps them (a filter on a query's
 columns, a view or a table macro around a file's text).
 
-Files (DESIGN.md §6.5):
+Files (docs/architecture.md §6.5):
 
 - ``queries/<name>.sql``: the named queries, one question each. A header comment says what the query answers
   (``-- <name>: ...``), an optional ``-- Parameters: $a, $b = <default>.`` line names its parameters, and a

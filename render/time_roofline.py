@@ -9,7 +9,7 @@ share their encoding dicts (one axis, colour or tooltip dict per panel): copy a 
 changing a layer of it.
 
 Wang, Yang, Farrell, Zhang, Kurth, Williams, "Time-Based Roofline for Deep Learning Performance Analysis", arXiv
-2009.04598 (DESIGN.md section 5): a kernel with F FLOPs and Q_l bytes at level l takes at least
+2009.04598 (docs/architecture.md section 5): a kernel with F FLOPs and Q_l bytes at level l takes at least
 T_min = max(F / P, Q_l / W_l, t_o); s = T / T_min is its inefficiency. Two views:
 
 - :func:`time_vs_complexity_chart`: measured time T against FLOPs (left) and against bytes at one level (right),

@@ -108,7 +108,7 @@ BYTE_FAMILIES: dict[str, list[ByteFamily]] = {
 }
 LEVEL_CEILINGS = {"bytes_dram": "DRAM", "bytes_l2": "L2", "bytes_l1": "L1"}
 
-# --- Tensor Cores (DESIGN.md section 5, "Tensor roofs") ----------------------------------------------------------
+# --- Tensor Cores (docs/architecture.md section 5, "Tensor roofs") -----------------------------------------------
 # ncu's SpeedOfLight_HierarchicalTensorRooflineChart pairs every op-count metric X with its own peak:
 # achieved = X.sum.per_cycle_elapsed x sm__cycles_elapsed.avg.per_second, peak = X.sum.peak_sustained x the same
 # clock. The names of X, per architecture (the section's blocks, ncu 2025.x; tests/data/ncu_tensor_section_2025.txt):

@@ -3,7 +3,7 @@ and publishes them into the shared store, with the same dedupe (run id = the fil
 publish (``runs`` row last); the driver collects one result per file, as ``rl ingest --json`` prints them.
 
 The per-file function is the caller's (``rooflake.pipeline.ingest_file``): ``rooflake.spark`` sits beside
-``rooflake.pipeline`` in the layers (DESIGN.md §2) and does not import it. Executors need rooflake installed and
+``rooflake.pipeline`` in the layers (docs/architecture.md §2) and does not import it. Executors need rooflake installed and
 the reports and the store at the same paths (a shared file system, or an ``s3://`` store).
 """
 

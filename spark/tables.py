@@ -5,7 +5,7 @@ Each table is read with its declared schema (``rooflake.schema.TABLES`` through 
 an empty table has its columns, a file written before a column existed reads NULL there, and ``run_id`` stays text
 whatever Spark would infer from the partition folder names (``run_id=<16 hex digits>``). A data table keeps only
 the rows whose run has a ``runs`` row (a left-semi join on ``run_id``): a run being published, whose tables are
-in place before its ``runs`` file, is never seen (DESIGN.md §3; the DuckDB views: ``store/table_view.sql``).
+in place before its ``runs`` file, is never seen (docs/architecture.md §3; the DuckDB views: ``store/table_view.sql``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Eight tables (``rooflake.schema.TABLES`` declares their columns): ``runs`` (one row per ingested file or computed
 run), ``kernels``, ``metrics``, ``ceilings`` (Nsight Compute, ERT, ncu CSV), ``ranges``, ``memops``, ``coverage``
 (Nsight Systems, torch traces), ``estimates`` (a model's analytic per-op estimates, ``rl estimate``).
-Layout (DESIGN.md section 3), table first, Hive-partitioned, ``run_id`` also kept inside each file::
+Layout (docs/architecture.md section 3), table first, Hive-partitioned, ``run_id`` also kept inside each file::
 
     STORE/<table>/run_id=<id>/part-0.parquet
     STORE/.staging/<id>.<pid>.<nonce>/            a run being written

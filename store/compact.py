@@ -1,6 +1,6 @@
 """Compaction: many small run partitions folded into a few compacted files per table, without changing any answer.
 
-Layout (DESIGN.md section 3)::
+Layout (docs/architecture.md section 3)::
 
     STORE/<table>/run_id=<id>/part-0.parquet        what ingest writes: one file per run and table
     STORE/<table>/compacted/part-<gen>.parquet      what `rl compact` writes: one file per table and generation

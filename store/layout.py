@@ -1,4 +1,4 @@
-"""Where a store keeps its files (DESIGN.md section 3): the root, the table partitions, the staging area.
+"""Where a store keeps its files (docs/architecture.md section 3): the root, the table partitions, the staging area.
 
 Layout, table first, Hive-partitioned::
 

@@ -1,4 +1,4 @@
-"""Atomic publish of one run, and the clean-up of what a killed writer left (DESIGN.md section 3).
+"""Atomic publish of one run, and the clean-up of what a killed writer left (docs/architecture.md section 3).
 
 A run is written whole under ``STORE/.staging/<id>.<pid>.<nonce>/`` (each table's file fsynced, with a
 ``manifest`` of the tables it brings), then moved into place under the store's flock:

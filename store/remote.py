@@ -1,4 +1,4 @@
-"""A store on object storage (``s3://bucket/prefix``): the layout of DESIGN.md section 3 where nothing can be renamed.
+"""A store on object storage (``s3://bucket/prefix``): the layout of docs/architecture.md section 3 where nothing can be renamed.
 
 Object stores have no rename and no lock, but every PUT of one object is atomic and every read after it sees it
 (S3's strong read-after-write consistency; MinIO, Ceph and moto alike). So a file, once written, is never written

@@ -1,4 +1,4 @@
-"""Physics checks (DESIGN.md section 5): the findings a roofline view must show, never hide or correct."""
+"""Physics checks (docs/architecture.md section 5): the findings a roofline view must show, never hide or correct."""
 
 from __future__ import annotations
 
