@@ -7,7 +7,7 @@ subcommand goes to ``show``, so ``rl ceilings``, ``rl ceilings RUN`` and ``rl ce
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -26,16 +26,21 @@ from rooflake.cli.common import (
     one_line,
     reading_store,
 )
+from rooflake.schema import ceiling_sources
 
+if TYPE_CHECKING:  # what a type checker sees; the members are the registry's choices, and `all`
 
-class CeilingSource(str, Enum):
-    """``--ceilings`` of the roofline views (:data:`rooflake.views.ceilings.CHOICES` less ``default``)."""
+    class CeilingSource(str, Enum):
+        all = "all"
 
-    report = "report"
-    datasheet = "datasheet"
-    ert = "ert"
-    measured = "measured"
-    all = "all"
+else:
+    CeilingSource = Enum(
+        "CeilingSource", [(c, c) for c in (*ceiling_sources.choices(), "all")], type=str, module=__name__
+    )
+    CeilingSource.__doc__ = (
+        "``--ceilings`` of the roofline views (:data:`rooflake.views.ceilings.CHOICES` less ``default``): the "
+        "choices of the ceiling sources registry (rooflake.schema.ceiling_sources), and ``all``."
+    )
 
 
 #: The ``--ceilings`` option of ``rl roofline`` (None: the default source).

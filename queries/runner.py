@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -259,13 +260,38 @@ def _reads_datasheets(name: str) -> bool:
 
 
 def register_ceiling_sources(con: Any) -> None:
-    """Register the ceiling sources registry (:func:`rooflake.schema.ceiling_sources.table`) on cursor ``con`` as
-    table ``ceiling_sources``: the package's data, never the store's. :func:`fetch` does it for a query that reads
-    the table, :func:`connect` for SQL that names it."""
-    from rooflake.schema import ceiling_sources
+    """Create view ``ceiling_sources`` (the ceiling sources registry, :mod:`rooflake.schema.ceiling_sources`: the
+    package's data, never the store's) on cursor ``con``, once per cursor. :func:`fetch` does it for a query that
+    reads it, :func:`connect` for SQL that names it."""
+    if con not in _HAS_CEILING_SOURCES:
+        con.execute(_ceiling_sources_view())
+        _HAS_CEILING_SOURCES.add(con)
 
-    # from_arrow, not register(table): DuckDB's register of an Arrow table imports pandas
-    con.register(CEILING_SOURCES, con.from_arrow(ceiling_sources.table()))
+
+@functools.cache
+def _ceiling_sources_view() -> str:
+    """``CREATE OR REPLACE TEMP VIEW ceiling_sources AS SELECT * FROM (VALUES ...)``: the registry's values as
+    typed literals (a view's DDL, which a store's cursor runs without pointing its views at any file; no Arrow,
+    whose building from Python values tries to import pandas)."""
+    from rooflake.schema import ceiling_sources as registry
+
+    def literal(v: Any, column: str) -> str:
+        text = "NULL" if v is None else str(v).upper() if isinstance(v, bool) else str(v)
+        if isinstance(v, str):
+            text = "'" + v.replace("'", "''") + "'"
+        return f"{text}::{registry.DUCK_TYPES.get(column, 'VARCHAR')}"
+
+    rows = [
+        f"({', '.join(literal(v, c) for v, c in zip(r, registry.COLUMNS, strict=True))})"
+        for r in registry.records()
+    ]
+    return (
+        f"CREATE OR REPLACE TEMP VIEW {CEILING_SOURCES} AS SELECT * FROM (VALUES {', '.join(rows)}) "
+        f"AS t({', '.join(registry.COLUMNS)})"
+    )
+
+
+_HAS_CEILING_SOURCES: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 @functools.cache

@@ -37,6 +37,7 @@ from rooflake.render.rows import (
     roof_parts,
     tensor_family,
 )
+from rooflake.schema import ceiling_sources
 
 if TYPE_CHECKING:  # imported where layers are built: roof_layers_spec needs no Altair (issue 14)
     import altair as alt
@@ -62,13 +63,7 @@ __all__ = [
 ]
 
 #: Roofs of the other sources (``--ceilings all``): one colour per source, dashed.
-SOURCE_COLOR = {
-    "ncu-report": "#d62728",
-    "datasheet": "#1f77b4",
-    "ert": "#2ca02c",
-    "ert-spec": "#17becf",
-    "measured": "#9467bd",
-}
+SOURCE_COLOR = ceiling_sources.colors()  # the registry's colour column (rooflake.schema.ceiling_sources)
 OVERLAY_DASH = [5, 3]
 
 _POLARS = {str: pl.String(), float: pl.Float64(), int: pl.Int64(), list: pl.List(pl.Int64())}

@@ -18,12 +18,16 @@ import pyarrow.compute as pc
 
 from rooflake.queries import connect, fetch
 from rooflake.schema import BadArgument, RooflineDataError, UsageError
+from rooflake.schema import ceiling_sources as registry
 from rooflake.schema import datasheets as ds
 
-# --ceilings choices -> ceilings.source values; 'default' tries these in order (DESIGN: the report's own where it
-# has them, else measured, else datasheet)
-SOURCES = {"report": "ncu-report", "measured": "measured", "ert": "ert", "datasheet": "datasheet"}
-DEFAULT_ORDER = ("ncu-report", "measured", "datasheet")
+#: --ceilings choices -> ceilings.source values (the ceiling_sources registry: each choice's first source by
+#: precedence); 'default' tries DEFAULT_ORDER's in order (the report's own where it has them, else measured, else
+#: datasheet)
+SOURCES = registry.source_of()
+DEFAULT_ORDER = registry.default_order()
+#: the source of a run's own peaks (ncu-report), whichever reader wrote them
+REPORT = registry.report_source()
 
 
 @dataclass(frozen=True)
@@ -91,22 +95,11 @@ def machine_ceilings(store: Any, run_id: str | None = None, gpu: str | None = No
 
 #: ``--ceilings`` values of the roofline views (``default``: :data:`DEFAULT_ORDER`; ``all``: every source, the
 #: default one under the points, the others drawn beside it)
-CHOICES = ("default", "report", "datasheet", "ert", "measured", "all")
-_CHOICE_OF = {
-    "ncu-report": "report",
-    "measured": "measured",
-    "ert": "ert",
-    "ert-spec": "ert",
-    "datasheet": "datasheet",
-}
+CHOICES = ("default", *registry.choices(), "all")
+_CHOICE_OF = registry.choice_of()
 #: sources that are the machine's, not the run's own (a run's own peaks are its report's, whatever the reader)
-_MACHINE_SOURCES = ("measured", "ert", "ert-spec", "datasheet")
-_HINTS = {
-    "report": "its profile holds no peak_sustained metrics (profile with `ncu --set roofline`)",
-    "datasheet": "the datasheet catalog (rooflake.schema.datasheets) has no entry matching its GPU name",
-    "ert": "ingest an ERT roofline.json with `--label machine=NAME` or `--label gpu=NAME` naming this GPU",
-    "measured": "run `rl ceilings measure --device cuda` on that GPU (it labels the run gpu=NAME)",
-}
+_MACHINE_SOURCES = registry.machine_sources()
+_HINTS = registry.hints()
 
 
 @dataclass(frozen=True)
@@ -166,7 +159,7 @@ def run_roofs(
     # the report's own peaks win (default) or are asked for: no other run's ceilings are read, which would list
     # every run of the store (7 s of an 8 s `rl roofline RUN` at 10,000 uncompacted runs)
     none = pa.Table.from_batches([], MACHINE_CEILINGS)  # empty_table() imports pandas (a timestamp column)
-    own_only = ceilings in ("default", "report") and "ncu-report" in _present(report, none)
+    own_only = ceilings in ("default", _CHOICE_OF[REPORT]) and REPORT in _present(report, none)
     others = none if own_only else _machine_rows(con, machine)
     present = _present(report, others)
     primary = _primary(run_id, machine, ceilings, present)
@@ -176,7 +169,7 @@ def run_roofs(
     given = {"run_ceiling_rows": report, "machine_ceiling_rows": others}
     rows = fetch(con, "source_run_ceilings", params, tables=given)
     tables = None
-    if primary not in (None, "ncu-report"):
+    if primary not in (None, REPORT):
         chosen = {"chosen_ceilings": rows.filter(pc.invert(rows.column("overlay")))}
         tables = {
             "kernel_roofs": fetch(con, "chosen_kernel_roofs", {"run_id": run_id}, tables=chosen),
@@ -193,16 +186,17 @@ def source_ceilings(store: Any, run_id: str | None, source: str = "default") -> 
 
 def _present(report: pa.Table, others: pa.Table) -> list[str]:
     """The ``ceilings.source`` values with a valid ceiling for the run: ``ncu-report`` for its own peaks (whatever
-    their reader calls them), the machine's other sources; in :data:`DEFAULT_ORDER`, then ert, ert-spec."""
+    their reader calls them), the machine's other sources; in the registry's precedence
+    (:func:`rooflake.schema.ceiling_sources.names`), unknown sources last."""
     # in Python: pyarrow converting the 0 of pc.greater imports pandas (+0.25 s of CPU; issue 14)
     values, names = report.column("value").to_pylist(), report.column("source").to_pylist()
     found = {
-        "ncu-report"
+        REPORT
         for v, s in zip(values, names, strict=True)
         if v is not None and v > 0 and s not in _MACHINE_SOURCES
     }
     found |= {s for s in others.column("source").to_pylist() if s in _MACHINE_SOURCES}
-    order = [*DEFAULT_ORDER, "ert", "ert-spec"]
+    order = registry.names()
     return sorted(found, key=lambda s: order.index(s) if s in order else len(order))
 
 
@@ -227,7 +221,9 @@ def _primary(run_id: str, machine: dict[str, Any], choice: str, present: list[st
         hints["datasheet"] = (
             f"the datasheet catalog's entry {machine['datasheet_gpu']} holds no sourced number yet"
         )
-    hint = hints.get(choice, "add some: " + "; ".join(f"{k}: {v}" for k, v in hints.items() if k != "report"))
+    hint = hints.get(
+        choice, "add some: " + "; ".join(f"{k}: {v}" for k, v in hints.items() if k != _CHOICE_OF[REPORT])
+    )
     raise RooflineDataError(
         f"run {run_id} has no {what} for its machine ({machine['gpu_name'] or 'GPU unknown'}{sheet}); {where}. "
         f"To add them: {hint}"

@@ -4,7 +4,8 @@
 -- (`TENSOR FP16 HGMMA`, `TENSOR FP16→FP32`; 2:4-sparse peaks are left out). Report peaks hold at the clock ncu
 -- profiled at (ncu locks the GPU to its base clock by default), datasheet peaks at the boost clock: for a compute
 -- ceiling, report / datasheet should equal report clock / datasheet clock (report_per_clock_over_datasheet = 1)
--- when both count the same units at the same clock domain.
+-- when both count the same units at the same clock domain. Each source's values go to the column the ceiling_sources
+-- registry names for it (side_by_side: report, datasheet, ert, measured; a source without one is left out).
 -- Given: machine_ceiling_rows.
 -- Columns:
 --   ceiling                              DRAM, L2, L1, FP64, FP32, TENSOR <SRC>, ...
@@ -26,24 +27,26 @@
 --   measured_over_report                 measured / report
 WITH keyed AS (
     SELECT
-        *,
-        CASE WHEN ceiling LIKE 'TENSOR %'
-            THEN 'TENSOR ' || split_part(split_part(ceiling[8:], ' ', 1), '→', 1) ELSE ceiling END AS pair
-    FROM machine_ceiling_rows
-    WHERE ceiling NOT LIKE 'TENSOR % SPARSE'
+        m.*,
+        s.side_by_side AS side_column,
+        CASE WHEN m.ceiling LIKE 'TENSOR %'
+            THEN 'TENSOR ' || split_part(split_part(m.ceiling[8:], ' ', 1), '→', 1) ELSE m.ceiling END AS pair
+    FROM machine_ceiling_rows AS m
+    LEFT JOIN ceiling_sources AS s ON s.source = m.source
+    WHERE m.ceiling NOT LIKE 'TENSOR % SPARSE'
 ),
 w AS (
     SELECT
         pair AS ceiling,
         min(kind) AS kind,
         min(unit) AS unit,
-        arg_max(ceiling, value) FILTER (WHERE source = 'ncu-report') AS report_ceiling,
-        max(value) FILTER (WHERE source = 'ncu-report') AS report,
-        arg_max(clock_hz, value) FILTER (WHERE source = 'ncu-report') AS report_clock_hz,
-        max(value) FILTER (WHERE source = 'datasheet') AS datasheet,
-        max(clock_hz) FILTER (WHERE source = 'datasheet') AS datasheet_clock_hz,
-        max(value) FILTER (WHERE source = 'ert') AS ert,
-        max(value) FILTER (WHERE source = 'measured') AS measured
+        arg_max(ceiling, value) FILTER (WHERE side_column = 'report') AS report_ceiling,
+        max(value) FILTER (WHERE side_column = 'report') AS report,
+        arg_max(clock_hz, value) FILTER (WHERE side_column = 'report') AS report_clock_hz,
+        max(value) FILTER (WHERE side_column = 'datasheet') AS datasheet,
+        max(clock_hz) FILTER (WHERE side_column = 'datasheet') AS datasheet_clock_hz,
+        max(value) FILTER (WHERE side_column = 'ert') AS ert,
+        max(value) FILTER (WHERE side_column = 'measured') AS measured
     FROM keyed
     GROUP BY pair
 )

@@ -5,10 +5,10 @@
 -- which the caller provides: rooflake.schema.datasheets.ceilings()). NaN or zero values are left out.
 -- $runs: the runs named or labelled for the machine (step machine_runs, the run asked about among them), a
 -- constant list, so that a store read query by query binds the files of these runs only, not every run's ceilings.
--- Given: datasheet_ceilings.
+-- Given: datasheet_ceilings. Sources are listed in the ceiling_sources registry's precedence.
 -- Parameters: $run_id, $runs, $datasheet_gpu.
 -- Columns:
---   source               ncu-report | measured | ert | ert-spec | datasheet
+--   source               ceilings.source, one of the ceiling_sources registry's (ncu-report, measured, ...)
 --   ceiling              DRAM, L2, L1, L3, FP64, FP32, FP16, TENSOR_<SRC>, ... (the source's name where rooflake has none)
 --   kind                 bandwidth | compute
 --   value                byte/s, FLOP/s or op/s: median over the source's rows (kernel launches, runs)
@@ -57,5 +57,5 @@ SELECT
 FROM all_rows
 GROUP BY source, ceiling
 ORDER BY
-    list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source) NULLS LAST, source,
+    list_position((SELECT list(source ORDER BY precedence) FROM ceiling_sources), source) NULLS LAST, source,
     min(kind), ceiling

@@ -28,5 +28,5 @@ SELECT
     CASE WHEN clock_hz > 0 THEN printf('%s, %.2f GHz', source, clock_hz / 1e9) ELSE source END AS source_label,
     false AS overlay
 FROM run_ceilings
-WHERE run_id = $run_id AND source NOT IN ('measured', 'ert', 'ert-spec', 'datasheet')
-ORDER BY list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source), kind, ceiling
+WHERE run_id = $run_id AND source NOT IN (SELECT source FROM ceiling_sources WHERE machine)
+ORDER BY list_position((SELECT list(source ORDER BY precedence) FROM ceiling_sources), source), kind, ceiling

@@ -3,7 +3,8 @@
 -- the caller gives them as `run_ceiling_rows`: ncu's peak_sustained x the unit clock, medians over the launches; the
 -- token 'ncu-report' in $sources and $primary stands for them, whatever their source) and
 -- the machine's other sources (machine_ceilings rows, `machine_ceiling_rows`: datasheet dense peaks at the boost
--- clock, ERT empirical, measured). Latency rows (the measured launch overhead) are no roofs and are left out.
+-- clock, ERT empirical, measured: the machine sources of the ceiling_sources registry). Latency rows (the measured
+-- launch overhead) are no roofs and are left out.
 -- Given: run_ceiling_rows, machine_ceiling_rows.
 -- Parameters: $run_id, $machine, $sources, $primary.
 -- Columns:
@@ -19,7 +20,7 @@
 --                             where the source does not say)
 --   unit                      byte/s | FLOP/s | op/s
 --   formula                   how the source got the value (metric names, ERT units, datasheet text)
---   source                    ncu-report | measured | ert | ert-spec | datasheet (ceilings.source)
+--   source                    ceilings.source, one of the ceiling_sources registry's (ncu-report, measured, ...)
 --   n_kernels                 report: launches with a valid peak; other sources: rows behind the value
 --   n_invalid                 report: launches whose peak is NaN or 0; other sources: 0
 --   source_label              the source as a legend names it: 'ncu-report', 'datasheet, boost clock', 'ert',
@@ -31,7 +32,7 @@ WITH report AS (
         run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
         n_kernels, n_invalid
     FROM run_ceiling_rows
-    WHERE run_id = $run_id AND source NOT IN ('measured', 'ert', 'ert-spec', 'datasheet')
+    WHERE run_id = $run_id AND source NOT IN (SELECT source FROM ceiling_sources WHERE machine)
         AND list_contains($sources, 'ncu-report')
 ),
 other AS (
@@ -42,7 +43,7 @@ other AS (
         n_rows AS n_kernels,
         0::BIGINT AS n_invalid
     FROM machine_ceiling_rows
-    WHERE source IN ('measured', 'ert', 'ert-spec', 'datasheet') AND list_contains($sources, source)
+    WHERE source IN (SELECT source FROM ceiling_sources WHERE machine) AND list_contains($sources, source)
         AND kind IN ('bandwidth', 'compute')
 ),
 rows AS (
@@ -60,4 +61,4 @@ SELECT
     END AS source_label,
     CASE WHEN is_report THEN $primary <> 'ncu-report' ELSE source <> $primary END AS overlay
 FROM rows
-ORDER BY overlay, list_position(['ncu-report', 'measured', 'ert', 'ert-spec', 'datasheet'], source), kind, ceiling
+ORDER BY overlay, list_position((SELECT list(source ORDER BY precedence) FROM ceiling_sources), source), kind, ceiling
