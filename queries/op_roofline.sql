@@ -3,7 +3,9 @@
 -- ops: FLOPs by torch's formulas or rooflake's, each op of a nested chain counted once, in the op that carries it),
 -- time measured (the GPU kernels and memops launched under the op; a run without GPU kernels: the op's CPU time).
 -- Roofs: the datasheet catalog's dense peaks of the run's GPU (datasheets, matched by runs.gpu_name as
--- rooflake.schema.datasheets.match does): DRAM bandwidth and the compute roof of the op's dtype: on a GPU with
+-- rooflake.schema.datasheets.match does); a run without GPU kernels (a CPU trace): the ceilings measured on its
+-- host (`rl ceilings measure`, source measured, of one machine key 'host | cpu | N threads': the run's `threads`
+-- label picks it where several were measured), their highest value each. The roofs are: DRAM bandwidth and the compute roof of the op's dtype: on a GPU with
 -- Tensor Cores (compute capability >= 7.0, not a GTX 16xx) a GEMM, convolution or attention (an op whose FLOPs
 -- come from a GEMM formula) in bfloat16 / float16 / float8 is judged against `TENSOR BF16` / `TENSOR FP16` /
 -- `TENSOR FP8`, in float64 against `TENSOR FP64` where the GPU has it; float32 against FP32 (PyTorch's matmuls do
@@ -42,10 +44,12 @@
 --   inefficiency            T / T_min (>= 1 unless a model is off)
 --   time_bound              compute | DRAM | launch: the largest term of T_min
 --   dtype                   the op's first floating-point input dtype
---   datasheet_gpu           the catalog GPU whose roofs are used (NULL: the run's GPU is not in the catalog)
+--   datasheet_gpu           the catalog GPU whose roofs are used (NULL: the run's GPU is not in the catalog, or a
+--                           run without GPU kernels)
+--   roofs_from              datasheet | measured (a CPU trace: `rl ceilings measure` on its host) | NULL: none
 --   peak_reason             why peak_flops_per_s is NULL; NULL where the roof is known
 WITH run AS (
-    SELECT gpu_name, compute_capability,
+    SELECT gpu_name, compute_capability, host, labels['threads'] AS threads,
         coalesce(n_kernels, 0) > 0 AS has_gpu,
         CASE WHEN regexp_matches(coalesce(gpu_name, ''), 'GTX 16[0-9][0-9]') THEN false
             ELSE TRY_CAST(compute_capability AS DOUBLE) >= 7.0 END AS tensor_cores
@@ -57,10 +61,24 @@ gpu AS (
     WHERE regexp_full_match(datasheet_name(r.gpu_name), g.match)
         AND (r.compute_capability IS NULL OR g.compute_capability = r.compute_capability)
 ),
+cpu_keys AS (
+    SELECT DISTINCT c.machine_key
+    FROM ceilings AS c, run AS r
+    WHERE NOT r.has_gpu AND c.source = 'measured' AND starts_with(c.machine_key, r.host || ' | ')
+        AND (r.threads IS NULL OR ends_with(c.machine_key, '| ' || r.threads || ' threads'))
+),
+cpu_key AS (
+    SELECT min(machine_key) AS machine_key FROM cpu_keys HAVING count(*) = 1
+),
 roofs AS (
-    SELECT d.quantity AS ceiling, d.value
+    SELECT d.quantity AS ceiling, d.value, 'datasheet' AS source
     FROM datasheets AS d JOIN gpu ON d.gpu = gpu.gpu
-    WHERE d.unit IN ('FLOP/s', 'byte/s') AND d.value > 0
+    WHERE d.unit IN ('FLOP/s', 'byte/s') AND d.value > 0 AND (SELECT has_gpu FROM run)
+    UNION ALL
+    SELECT c.ceiling, max(c.value), 'measured'
+    FROM ceilings AS c JOIN cpu_key AS k ON c.machine_key = k.machine_key
+    WHERE c.source = 'measured' AND NOT isnan(c.value) AND c.value > 0
+    GROUP BY c.ceiling
 ),
 o AS (
     SELECT
@@ -122,9 +140,15 @@ SELECT
         ELSE 'launch'
     END AS time_bound,
     dtype,
-    (SELECT gpu FROM gpu) AS datasheet_gpu,
+    CASE WHEN (SELECT has_gpu FROM run) THEN (SELECT gpu FROM gpu) END AS datasheet_gpu,
+    (SELECT min(source) FROM roofs) AS roofs_from,
     CASE
         WHEN peak_flops_per_s IS NOT NULL THEN NULL
+        WHEN NOT (SELECT has_gpu FROM run) AND (SELECT count(*) FROM cpu_key) = 0 THEN 'NULL: a run without GPU '
+            || 'kernels is judged against the ceilings measured on its host (' || coalesce((SELECT host FROM run), '?')
+            || '): none, or several thread counts (label the run -l threads=N); measure them with rl ceilings measure'
+        WHEN NOT (SELECT has_gpu FROM run) THEN 'NULL: no measured ' || array_to_string(candidates, ' or ')
+            || ' ceiling of this host'
         WHEN (SELECT gpu FROM gpu) IS NULL THEN 'NULL: the run''s GPU (' || coalesce((SELECT gpu_name FROM run), 'unknown')
             || ') is not in the datasheet catalog'
         WHEN dtype IS NULL THEN 'NULL: the op has no floating-point input'

@@ -252,7 +252,7 @@ def test_a_cpu_trace_recorded_here(tmp_path: Path) -> None:
     assert [r["flops"] for r in linears] == [2 * 16 * 64 * 32, 2 * 16 * 32 * 8]
     assert all(r["time_ns"] == r["cpu_time_ns"] > 0 for r in linears)  # no GPU kernels: the CPU time
     assert sum(r["flops"] or 0 for r in rows) == 2 * 16 * 64 * 32 + 16 * 32 + 2 * 16 * 32 * 8
-    assert all(r["peak_flops_per_s"] is None and "not in the datasheet" in r["peak_reason"] for r in linears)
+    assert all(r["peak_flops_per_s"] is None and "measured on its host" in r["peak_reason"] for r in linears)
 
 
 # ---------------------------------------------------------------- the commands on a trace run
@@ -433,3 +433,36 @@ def test_a_hostile_trace_is_ingested_with_its_times_and_one_line_per_kind(tmp_pa
         app, ["sql", "--store", str(store), f"select op_name from ops where run_id = '{run}'"]
     )
     assert r.exit_code == 0 and "[red]aten::mm[/red]" in r.output  # shown as text, never as markup
+
+
+def test_a_cpu_trace_is_judged_against_its_hosts_measured_ceilings(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    model = torch.nn.Linear(64, 32).eval()
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        model(torch.randn(16, 64))
+    path = tmp_path / "cpu.json"
+    prof.export_chrome_trace(str(path))
+    store = tmp_path / "store"
+    res = ingest_file(path, store)
+    host = connect(Store(store)).execute(f"select host from runs where run_id = '{res.run_id}'").fetchone()[0]
+    if host is None:
+        pytest.skip("this torch writes no host name into its traces")
+    key = f"{host} | test cpu | 1 threads"
+    measured = {"rooflake_measured_ceilings": 1, "measured_at": "2026-12-01T00:00:00+00:00", "device": "cpu",
+                "host": host, "cpu": "test cpu", "gpu": None, "command_line": "test", "ceilings": [
+                    {"ceiling": c, "kind": k, "value": v, "unit": u, "machine_key": key, "method": "test",
+                     "source_name": c, "details": {"threads": 1}}
+                    for c, k, v, u in [("FP32", "compute", 4e10, "FLOP/s"), ("DRAM", "bandwidth", 1e10, "byte/s")]]}  # fmt: skip
+    (tmp_path / "m.json").write_text(json.dumps(measured))
+    ingest_file(tmp_path / "m.json", store)
+    rows = fetch(connect(Store(store)), "op_roofline", {"run_id": res.run_id}).to_pylist()
+    lin = next(r for r in rows if r["op_name"] == "aten::linear")
+    assert (lin["roofs_from"], lin["peak_ceiling"], lin["peak_flops_per_s"], lin["bw_dram"]) == (
+        "measured",
+        "FP32",
+        4e10,
+        1e10,
+    )
+    assert lin["attainable_flops_per_s"] == pytest.approx(min(4e10, lin["ai"] * 1e10))
