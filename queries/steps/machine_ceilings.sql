@@ -2,10 +2,11 @@
 -- asked about (ncu peak_sustained x the unit clock the run was profiled at; with no run, of every run of the GPU),
 -- the ERT results and measured ceilings of the runs named or labelled for the machine (gpu_name, labels machine
 -- or gpu), and the datasheet's dense peaks at the boost clock (the catalog rows, read from `datasheet_ceilings`,
--- which the caller provides: rooflake.schema.datasheets.ceilings()). NaN or zero values are left out.
+-- which the caller provides: rooflake.schema.datasheets.ceilings()). NaN or zero values are left out. Sources are
+-- listed in the precedence of the ceiling_sources registry.
 -- $runs: the runs named or labelled for the machine (step machine_runs, the run asked about among them), a
 -- constant list, so that a store read query by query binds the files of these runs only, not every run's ceilings.
--- Given: datasheet_ceilings. Sources are listed in the ceiling_sources registry's precedence.
+-- Given: datasheet_ceilings.
 -- Parameters: $run_id, $runs, $datasheet_gpu.
 -- Columns:
 --   source               ceilings.source, one of the ceiling_sources registry's (ncu-report, measured, ...)
