@@ -55,7 +55,11 @@ def tables(c: Any) -> tuple[list[Any], list[Any]]:
         Column("change", "time_change", "+%"),
         Column("bound", lambda r: pair(r, "bound", None), shrink=False),
     ]
-    layers = [Column("layer", "layer", cut_start=True), *common, Column("", lambda r: note(r, slower), shrink=False)]
+    layers = [
+        Column("layer", "layer", cut_start=True),
+        *common,
+        Column("", lambda r: note(r, slower), shrink=False),
+    ]
     return layers, [Column("kernel", kernel_name), *common, Column("", note, shrink=False)]
 
 
