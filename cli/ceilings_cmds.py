@@ -1,16 +1,15 @@
 """``rl ceilings [RUN | --gpu NAME]``: every ceiling known for a machine, side by side by source.
 
 ``ceilings`` is a command group (``rl ceilings measure`` is :mod:`rooflake.cli.measure_cmds`); a first argument that names no
-subcommand goes to ``show``, so ``rl ceilings``, ``rl ceilings RUN`` and ``rl ceilings --gpu NAME`` all show.
+subcommand goes to ``show`` (:class:`rooflake.cli.common.DefaultToShow`), so ``rl ceilings``, ``rl ceilings RUN`` and
+``rl ceilings --gpu NAME`` all show. The group and the ``--ceilings`` options live in :mod:`rooflake.cli.common`.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from rooflake.cli.common import (
     Fmt,
@@ -19,6 +18,7 @@ from rooflake.cli.common import (
     RunArg,
     StoreOpt,
     app,
+    ceilings_app,
     emit,
     guard,
     need_out,
@@ -26,90 +26,7 @@ from rooflake.cli.common import (
     one_line,
     reading_store,
 )
-from rooflake.schema import ceiling_sources
 
-if TYPE_CHECKING:  # what a type checker sees; the members are the registry's choices, and `all`
-
-    class CeilingSource(str, Enum):
-        all = "all"
-
-else:
-    CeilingSource = Enum(
-        "CeilingSource", [(c, c) for c in (*ceiling_sources.choices(), "all")], type=str, module=__name__
-    )
-    CeilingSource.__doc__ = (
-        "``--ceilings`` of the roofline views (:data:`rooflake.views.ceilings.CHOICES` less ``default``): the "
-        "choices of the ceiling sources registry (rooflake.schema.ceiling_sources), and ``all``."
-    )
-
-
-#: The ``--ceilings`` option of ``rl roofline`` (None: the default source).
-CeilingsOpt = Annotated[
-    CeilingSource | None,
-    typer.Option(
-        "--ceilings",
-        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT, measured "
-        "ceilings, or all (the others dashed). Default: the report's, else measured, else datasheet.",
-    ),
-]
-
-
-#: ``--ceilings`` of the commands that judge points against one source (rl trajectory, rl whatif): the option and
-#: values of rl roofline's; ``all`` (other sources drawn dashed beside one run's roofs) has no meaning there: exit 2.
-OneSourceCeilingsOpt = Annotated[
-    CeilingSource | None,
-    typer.Option(
-        "--ceilings",
-        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT or measured "
-        "ceilings, as rl roofline takes them ('all' draws one run's other roofs dashed: not here). Default: the "
-        "report's, else measured, else datasheet.",
-    ),
-]
-
-
-def ceiling_choice(value: CeilingSource | None) -> str:
-    """The library's name of a ``--ceilings`` value (None: ``default``)."""
-    return "default" if value is None else value.value
-
-
-def roofs_text(rows: Any) -> str:
-    """``, roofs: <source> (<machine>)[; dashed: <sources>]`` for a view's ceilings rows
-    (:func:`rooflake.views.ceilings.run_roofs`: an Arrow table, or DuckDB rows where ``roofline(..., as_rows=True)``
-    gave them), or ``, no roofs`` when there are none."""
-    from rooflake.views.runs import row_dicts
-
-    dicts = row_dicts(rows)
-    own = {r["source"]: r["machine_key"] for r in dicts if not r.get("overlay")}
-    more = list(dict.fromkeys(r["source"] for r in dicts if r.get("overlay")))
-    if not own and not more:
-        return ", no roofs"
-    named = ", ".join(f"{s} ({m})" if s != "ncu-report" else s for s, m in own.items())
-    return f", roofs: {named}" + (f"; dashed: {', '.join(more)}" if more else "")
-
-
-def roofs_note(rows: Any, asked: Any) -> str:
-    """:func:`roofs_text` where the roofs were asked for (``asked``: a ``--ceilings`` value) or are not the run's
-    own report peaks (a run without them falls back to the datasheet's or measured roofs: say so); else ``""``."""
-    own = {r["source"] for r in rows.to_pylist() if not r.get("overlay")} if rows is not None else set()
-    return roofs_text(rows) if asked or own - {"ncu-report"} else ""
-
-
-class DefaultToShow(TyperGroup):
-    """A group whose arguments go to its ``show`` subcommand unless the first one names a subcommand or asks for
-    help (``rl ceilings abc1`` = ``rl ceilings show abc1``)."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: the (typer-vendored) click Context
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
-            args = ["show", *args]
-        return super().parse_args(ctx, args)
-
-
-ceilings_app = typer.Typer(
-    cls=DefaultToShow,
-    help="Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side. `rl ceilings "
-    "RUN` and `rl ceilings --gpu NAME` are `rl ceilings show …` (see `rl ceilings show --help`).",
-    no_args_is_help=False,
-)
 app.add_typer(ceilings_app, name="ceilings")
 
 

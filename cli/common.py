@@ -1,4 +1,6 @@
-"""Shared pieces of the ``rl`` commands: the typer app, the one error handler, option types and output."""
+"""Shared pieces of the ``rl`` commands: the typer app, the one error handler, option types (``--ceilings`` of
+every roofline command among them) and output. A command module imports, of ``rooflake.cli``, this module and
+:mod:`rooflake.cli.output` only (tests/test_architecture.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
 
 from rooflake.cli import coercion
-from rooflake.schema import BadArgument, RooflakeError
+from rooflake.schema import BadArgument, RooflakeError, ceiling_sources
 
 coercion.install()  # a value typer would hand back unchanged needs no pydantic (~0.1 s of every command)
 
@@ -313,3 +315,67 @@ def system_allocator() -> None:
     import os
 
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+
+if TYPE_CHECKING:  # what a type checker sees; the members are the registry's choices, and `all`
+
+    class CeilingSource(str, Enum):
+        all = "all"
+
+else:
+    CeilingSource = Enum(
+        "CeilingSource", [(c, c) for c in (*ceiling_sources.choices(), "all")], type=str, module=__name__
+    )
+    CeilingSource.__doc__ = (
+        "``--ceilings`` of the roofline views (:data:`rooflake.views.ceilings.CHOICES` less ``default``): the "
+        "choices of the ceiling sources registry (rooflake.schema.ceiling_sources), and ``all``."
+    )
+
+
+#: The ``--ceilings`` option of ``rl roofline`` (None: the default source).
+CeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT, measured "
+        "ceilings, or all (the others dashed). Default: the report's, else measured, else datasheet.",
+    ),
+]
+
+
+#: ``--ceilings`` of the commands that judge points against one source (rl trajectory, rl whatif): the option and
+#: values of rl roofline's; ``all`` (other sources drawn dashed beside one run's roofs) has no meaning there: exit 2.
+OneSourceCeilingsOpt = Annotated[
+    CeilingSource | None,
+    typer.Option(
+        "--ceilings",
+        help="Roofs from the report's peaks (profiled clock), the datasheet (boost clock), ERT or measured "
+        "ceilings, as rl roofline takes them ('all' draws one run's other roofs dashed: not here). Default: the "
+        "report's, else measured, else datasheet.",
+    ),
+]
+
+
+def ceiling_choice(value: CeilingSource | None) -> str:
+    """The library's name of a ``--ceilings`` value (None: ``default``)."""
+    return "default" if value is None else value.value
+
+
+class DefaultToShow(typer.core.TyperGroup):
+    """A group whose arguments go to its ``show`` subcommand unless the first one names a subcommand or asks for
+    help (``rl ceilings abc1`` = ``rl ceilings show abc1``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: the (typer-vendored) click Context
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+#: ``rl ceilings``, the command group: ``show`` (:mod:`rooflake.cli.ceilings_cmds`, which adds the group to the app)
+#: and ``measure`` (:mod:`rooflake.cli.measure_cmds`)
+ceilings_app = typer.Typer(
+    cls=DefaultToShow,
+    help="Every ceiling known for a machine: report peaks, datasheet, ERT and measured, side by side. `rl ceilings "
+    "RUN` and `rl ceilings --gpu NAME` are `rl ceilings show …` (see `rl ceilings show --help`).",
+    no_args_is_help=False,
+)

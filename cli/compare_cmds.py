@@ -9,8 +9,16 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice
-from rooflake.cli.common import DepthOpt, StoreOpt, WideOpt, app, guard, reading_store
+from rooflake.cli.common import (
+    CeilingSource,
+    DepthOpt,
+    StoreOpt,
+    WideOpt,
+    app,
+    ceiling_choice,
+    guard,
+    reading_store,
+)
 
 
 class CompareFmt(str, Enum):

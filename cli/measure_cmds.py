@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.ceilings_cmds import ceilings_app
-from rooflake.cli.common import StoreOpt, guard, parse_labels
+from rooflake.cli.common import StoreOpt, ceilings_app, guard, parse_labels
 
 
 class Device(str, Enum):

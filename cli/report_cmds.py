@@ -8,14 +8,15 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, ceiling_choice
 from rooflake.cli.common import (
+    CeilingSource,
     Fmt,
     FmtOpt,
     OutOpt,
     StoreOpt,
     WhereOpt,
     app,
+    ceiling_choice,
     emit,
     guard,
     need_out,

@@ -7,14 +7,16 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingsOpt, CeilingSource, ceiling_choice
 from rooflake.cli.common import (
     By,
+    CeilingsOpt,
+    CeilingSource,
     Level,
     Precision,
     RunArg,
     StoreOpt,
     app,
+    ceiling_choice,
     chart_out,
     given,
     guard,

@@ -7,18 +7,21 @@ from typing import Annotated
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
 from rooflake.cli.common import (
     By,
+    CeilingSource,
     Level,
+    OneSourceCeilingsOpt,
     StoreOpt,
     WhereOpt,
     app,
+    ceiling_choice,
     chart_out,
     guard,
     parse_labels,
     reading_store,
 )
+from rooflake.render.captions import roofs_note
 
 
 def _plural(n: int, word: str) -> str:

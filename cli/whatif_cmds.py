@@ -6,19 +6,22 @@ from typing import Annotated, Any
 
 import typer
 
-from rooflake.cli.ceilings_cmds import CeilingSource, OneSourceCeilingsOpt, ceiling_choice, roofs_note
 from rooflake.cli.common import (
+    CeilingSource,
     Fmt,
     FmtOpt,
+    OneSourceCeilingsOpt,
     OutOpt,
     StoreOpt,
     WideOpt,
     app,
+    ceiling_choice,
     emit_view,
     guard,
     on_terminal,
     reading_store,
 )
+from rooflake.render.captions import roofs_note
 
 
 @app.command(no_args_is_help=True)

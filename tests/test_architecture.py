@@ -9,6 +9,12 @@
   ``CREATE``/``INSERT``/``COPY``/``ATTACH``/``PRAGMA``/``DROP``/``UPDATE``/``DELETE`` — in any constant or f-string
   that is not a docstring).
 - No function is over 60 lines; every CLI command body is at most 30 lines.
+- No cli → cli import: a module of ``cli/`` imports, of the ``rooflake.cli`` package, only ``rooflake.cli.common``
+  (the app, the error handler, the shared options) and ``rooflake.cli.output`` (tables written out); besides,
+  ``cli/common.py`` imports ``rooflake.cli.coercion`` (its typer patch) and ``rooflake.cli`` (the help's command
+  summaries), and ``cli/__init__.py`` imports the command modules by name (``importlib``) to register them. A
+  command's computation lives in the library; an option two commands share, in ``common.py``.
+- The repository stands alone: no package file (code, SQL, data) names ``../shared``.
 
 These tests need no fixture: they read the source tree only.
 """
@@ -23,8 +29,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# folder -> the rooflake subpackages it may import (its own always allowed)
+# folder -> the rooflake subpackages it may import (its own always allowed); api/ is the package rooflake itself
 ALLOWED: dict[str, set[str]] = {
+    "api": {"schema", "ingest", "store", "pipeline", "queries", "views", "render", "instrument", "spark"},
     "schema": set(),
     # ingest models each recorded op's work by the rules rl estimate uses (rooflake.instrument.shapes): one rule set
     "ingest": {"schema", "instrument"},
@@ -35,8 +42,22 @@ ALLOWED: dict[str, set[str]] = {
     "views": {"schema", "store", "queries"},
     "render": {"schema"},
     "spark": {"schema", "store", "queries"},
-    "cli": {"schema", "ingest", "store", "pipeline", "queries", "views", "render", "instrument", "spark"},
+    "cli": {
+        "schema",
+        "ingest",
+        "store",
+        "pipeline",
+        "queries",
+        "views",
+        "render",
+        "instrument",
+        "spark",
+        "api",
+    },
 }
+# the modules of cli/ that another module of cli/ may import, and what each module may import besides
+CLI_SHARED = {"rooflake.cli.common", "rooflake.cli.output"}
+CLI_ALSO = {"cli/common.py": {"rooflake.cli.coercion", "rooflake.cli"}}
 PACKAGES = [p for p in ALLOWED if (ROOT / p).is_dir()]
 # the one module that may hold SQL text in Python: the runner that loads and binds the .sql files
 SQL_ALLOWED = {"queries/runner.py"}
@@ -64,9 +85,20 @@ def _tree(path: Path) -> ast.Module:
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
+    if parts[0] == "api":  # the package rooflake itself
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
         parts = parts[:-1]
-    return "rooflake." + ".".join(parts)
+    return ".".join(["rooflake", *parts])
+
+
+def _layer(module: str) -> str | None:
+    """The folder of ``rooflake.X...`` (X a subpackage), ``api`` for rooflake's own modules (``rooflake.reporting``,
+    the front door), None outside rooflake."""
+    parts = module.split(".")
+    if parts[0] != "rooflake":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED and parts[1] != "api" else "api"
 
 
 def _imports(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
@@ -84,12 +116,56 @@ def _imports(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
 def test_imports_respect_the_layers(path: Path) -> None:
     own = path.relative_to(ROOT).parts[0]
     bad = []
-    for line, module, _names in _imports(_tree(path)):
-        parts = module.split(".")
-        if parts[0] != "rooflake" or len(parts) < 2:
-            continue
-        if parts[1] != own and parts[1] not in ALLOWED[own]:
-            bad.append(f"{_rel(path)}:{line} imports {module} ({own} may import {sorted(ALLOWED[own])})")
+    for line, module, names in _imports(_tree(path)):
+        # `from rooflake import x`: the module rooflake.x, or a name of the front door (api)
+        for target in [f"{module}.{n}" for n in names] if module == "rooflake" else [module]:
+            layer = _layer(target)
+            if layer is not None and layer != own and layer not in ALLOWED[own]:
+                bad.append(f"{_rel(path)}:{line} imports {target} ({own} may import {sorted(ALLOWED[own])})")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cli").rglob("*.py")), ids=_rel)
+def test_no_cli_module_imports_another(path: Path) -> None:
+    """Of ``rooflake.cli``, a module imports only :data:`CLI_SHARED` (and what :data:`CLI_ALSO` names for it)."""
+    allowed = CLI_SHARED | CLI_ALSO.get(_rel(path), set()) | {_module_name(path)}
+    bad = []
+    for line, module, names in _imports(_tree(path)):
+        targets = [f"{module}.{n}" for n in names] if module == "rooflake.cli" else [module]
+        if module == "rooflake.cli" and "rooflake.cli" in allowed:
+            targets = [module]
+        for target in targets:
+            if (target == "rooflake.cli" or target.startswith("rooflake.cli.")) and target not in allowed:
+                bad.append(
+                    f"{_rel(path)}:{line} imports {target}: share it through cli/common.py or the library"
+                )
+    assert not bad, "\n".join(bad)
+
+
+def test_the_cli_import_check_can_fail() -> None:
+    """The check sees both spellings of a cli → cli import."""
+    tree = ast.parse("from rooflake.cli.ceilings_cmds import x\nfrom rooflake.cli import roofline_cmds\n")
+    found = [m if m != "rooflake.cli" else f"{m}.{n[0]}" for _, m, n in _imports(tree)]
+    assert found == ["rooflake.cli.ceilings_cmds", "rooflake.cli.roofline_cmds"]
+    assert not set(found) & CLI_SHARED
+
+
+def _package_files() -> list[Path]:
+    """Every file the package is built from: each folder of :data:`ALLOWED` (code, SQL, data)."""
+    return sorted(
+        f for pkg in PACKAGES for f in (ROOT / pkg).rglob("*") if f.is_file() and "__pycache__" not in f.parts
+    )
+
+
+def test_no_package_file_names_the_shared_folder() -> None:
+    """A user or contributor who clones the project has no ``../shared`` beside it: no package file may need it or
+    send anyone there (the design is docs/architecture.md; NVIDIA's tools are installed from NVIDIA)."""
+    bad = []
+    for f in _package_files():
+        data = f.read_bytes()
+        if b"../shared" in data or b"shared/fixtures" in data or b"shared/tools" in data:
+            text = data.decode("utf-8", "replace").splitlines()
+            bad += [f"{_rel(f)}:{i}: {t.strip()[:100]}" for i, t in enumerate(text, 1) if "shared/" in t]
     assert not bad, "\n".join(bad)
 
 
@@ -208,7 +284,7 @@ def test_every_data_file_is_package_data() -> None:
     for package, folder in dirs.items():
         globs = data.get(package, []) + data.get("*", [])
         for f in sorted((ROOT / folder).rglob("*")):
-            if f.suffix not in (".sql", ".csv", ".toml", ".json") or "__pycache__" in f.parts:
+            if f.suffix not in (".sql", ".csv", ".toml", ".json", ".xz") or "__pycache__" in f.parts:
                 continue
             rel = f.relative_to(ROOT / folder).as_posix()
             if not any(fnmatch.fnmatch(rel, g) and rel.count("/") == g.count("/") for g in globs):
