@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from rooflake import ingest, queries
-from rooflake.cli.ceilings_cmds import CeilingSource
+from rooflake.cli import app
 from rooflake.render.roofs import SOURCE_COLOR
 from rooflake.schema import CEILINGS, datasheets
 from rooflake.schema import ceiling_sources as registry
@@ -45,11 +46,13 @@ def test_the_registry_reads_and_is_whole() -> None:
 
 
 def test_the_views_cli_and_charts_take_it_from_the_registry() -> None:
-    assert [c.value for c in CeilingSource] == [*registry.choices(), "all"]
+    r = CliRunner().invoke(app, ["roofline", "--ceilings", "nope", "x"])
+    menu = ", ".join(f"'{c}'" for c in (*registry.choices(), "all"))
+    assert r.exit_code == 2 and f"'nope' is not one of {menu}." in r.output  # the CLI's enum, in file order
     assert ("default", *registry.choices(), "all") == views.CHOICES
     assert tuple(views.DEFAULT_ORDER) == registry.default_order()
-    assert set(views.SOURCES.values()) <= NAMES and list(views.SOURCES) == list(dict.fromkeys(
-        registry.choice_of()[s] for s in registry.names()))  # fmt: skip
+    first = list(dict.fromkeys(registry.choice_of()[s] for s in registry.names()))
+    assert set(views.SOURCES.values()) <= NAMES and list(views.SOURCES) == first
     assert registry.colors() == SOURCE_COLOR
 
 
