@@ -83,24 +83,88 @@ def endpoint_url() -> str | None:
     return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
 
 
+#: the time limits of every request to the object store, and how many times one is tried: environment variable
+#: -> (default, smallest value). An endpoint that accepts connections and never answers ends a command after
+#: about ``attempts x (connect + read)`` seconds per request, with one error line
+LIMITS = {
+    "RL_S3_CONNECT_TIMEOUT_S": (5.0, 0.01),  # seconds to open a connection
+    "RL_S3_READ_TIMEOUT_S": (30.0, 0.01),  # seconds to wait for an answer's next bytes
+    "RL_S3_ATTEMPTS": (3.0, 1.0),  # tries of one request (retried: a timeout, a dropped connection, SlowDown)
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The time limits and attempts of requests to the object store (:data:`LIMITS`)."""
+
+    connect_s: float
+    read_s: float
+    attempts: int
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        """The limits from the environment (:data:`LIMITS`' defaults where unset). Raises :class:`StoreError`
+        naming the variable when a value is not a number, or below its smallest value."""
+        values = []
+        for name, (default, least) in LIMITS.items():
+            raw = os.environ.get(name, "").strip()
+            try:
+                value = float(raw) if raw else default
+            except ValueError:
+                value = float("nan")
+            if not value >= least or value == float("inf"):  # (NaN fails too)
+                raise StoreError(
+                    f"${name} is {raw!r}: give a number of at least {least:g} (default {default:g})"
+                )
+            values.append(value)
+        return cls(values[0], values[1], int(values[2]))
+
+    def describe(self) -> str:
+        """The limits as the error of a store that does not answer names them."""
+        return (
+            f"{self.attempts} attempt(s), each {self.connect_s:g} s to connect and {self.read_s:g} s to answer; "
+            f"change with $RL_S3_ATTEMPTS, $RL_S3_CONNECT_TIMEOUT_S, $RL_S3_READ_TIMEOUT_S"
+        )
+
+
+def _session() -> Any:
+    """An aiobotocore session whose PUTs send no ``Expect: 100-continue``: aiohttp waits for the ``100 Continue``
+    with no time limit, so a PUT to an endpoint that never answers hung past every timeout; without it the body is
+    sent and the answer waited for under the read timeout."""
+    import aiobotocore.session
+    from botocore.handlers import add_expect_header
+
+    session = aiobotocore.session.AioSession()
+    session.unregister("before-call.s3", add_expect_header)
+    return session
+
+
 @functools.lru_cache(maxsize=4)
-def _filesystem(scheme: str, endpoint: str | None, pid: int) -> Any:
+def _filesystem(scheme: str, endpoint: str | None, pid: int, limits: Limits) -> Any:
     try:
         import fsspec
         import s3fs  # noqa: F401 - the implementation fsspec loads for s3
     except ImportError as e:
         raise StoreError(f"an {scheme}:// store needs s3fs: pip install 'rooflake[s3]' ({e})") from None
-    kwargs: dict[str, Any] = {"skip_instance_cache": True}
+    config = {
+        "connect_timeout": limits.connect_s,
+        "read_timeout": limits.read_s,
+        "retries": {"max_attempts": 1, "mode": "standard"},  # s3fs retries: attempts counted once
+    }
+    kwargs: dict[str, Any] = {"skip_instance_cache": True, "config_kwargs": config, "session": _session()}
     if endpoint:
         kwargs["endpoint_url"] = endpoint
-    return fsspec.filesystem(scheme, **kwargs)
+    fs = fsspec.filesystem(scheme, **kwargs)
+    fs.retries = limits.attempts  # (s3fs's own retry of a request: a class attribute, no argument)
+    return fs
 
 
 def filesystem(url: str) -> Any:  # -> fsspec.AbstractFileSystem
     """The fsspec filesystem of store ``url`` (``s3fs.S3FileSystem``; endpoint from :func:`endpoint_url`, listings
-    never cached: another process may have published since). One per process. Raises :class:`StoreError` when
-    ``s3fs`` is not installed."""
-    return _filesystem(url.split("://", 1)[0], endpoint_url(), os.getpid())
+    never cached: another process may have published since; every request under the time limits of
+    :class:`Limits`, tried at most its ``attempts`` times). One per process and setting. Raises
+    :class:`StoreError` when ``s3fs`` is not installed or a limit's variable is wrong (:meth:`Limits.from_env`)."""
+    return _filesystem(url.split("://", 1)[0], endpoint_url(), os.getpid(), Limits.from_env())
 
 
 def storage_options() -> dict[str, str]:
@@ -123,15 +187,37 @@ def _bucket_path(url: str) -> str:
 @contextlib.contextmanager
 def store_errors(url: str) -> Iterator[None]:
     """Turn what the object store or its client raise (``OSError`` from s3fs, botocore's errors: no credentials,
-    no connection) into :class:`StoreError` naming the store."""
+    no connection, no answer within :class:`Limits`) into :class:`StoreError` naming the store."""
+    import asyncio
+
     from botocore.exceptions import BotoCoreError
 
     try:
         yield
     except FileNotFoundError as e:
         raise StoreError(f"store {url}: {e} (does the bucket exist?)") from e
-    except (OSError, BotoCoreError) as e:
+    except (OSError, BotoCoreError, TimeoutError, asyncio.TimeoutError) as e:
+        if timed_out(e):
+            raise StoreError(
+                f"store {url}: the object store did not answer ({Limits.from_env().describe()})"
+            ) from e
         raise StoreError(f"store {url}: {' '.join(str(e).split()) or type(e).__name__}") from e
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether ``error`` (or one it was raised from) is a request to the object store that timed out."""
+    import asyncio
+
+    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, (ConnectTimeoutError, ReadTimeoutError, TimeoutError, asyncio.TimeoutError)):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 # ---- listing ------------------------------------------------------------------------------------------------
