@@ -520,6 +520,7 @@ class DuckTable:
                     use_dictionary=_texts(schema),
                     column_encoding=_deltas(schema),
                     write_statistics=write_statistics,
+                    write_page_checksum=True,  # a page's CRC: damage is found, not read as other values
                     memory_pool=pa.system_memory_pool(),  # given back when freed (pyarrow's default pool keeps it)
                 ) as writer,
                 prefetched(self._row_groups(), cancel=self.con.interrupt) as groups,

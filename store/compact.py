@@ -215,7 +215,11 @@ def _write_table(con: Any, table: str, sql: str | None, out: Path) -> list[Path]
                 files.append(out / f"{table}-{len(files)}.parquet")
                 sink = pa.OSFile(str(files[-1]), "wb")
                 writer = pq.ParquetWriter(
-                    sink, schema, compression="zstd", write_statistics=stat_columns(schema)
+                    sink,
+                    schema,
+                    compression="zstd",
+                    write_statistics=stat_columns(schema),
+                    write_page_checksum=True,  # verified by rl doctor and where a read fails
                 )
             writer.write_batch(batch.cast(schema), row_group_size=ROW_GROUP_ROWS)
             if sink.tell() >= FILE_BYTES:  # whole row groups are written: the file is big enough

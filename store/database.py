@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rooflake.schema import COLUMNS, QueryError
+from rooflake.schema import COLUMNS, DamagedStoreError, QueryError
 from rooflake.schema.duck import duck_connect, fetch_arrow, sql_file, sql_str, sql_template
 from rooflake.store.layout import ALL_TABLES, PART
 from rooflake.store.manifest import Stamp, manifest_stamp, read_manifest_stamped
@@ -68,6 +68,12 @@ _CREATED = re.compile(r"\b(?:MACRO|VIEW|TABLE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:mai
 #: what a read of an object that is gone raises (s3fs through DuckDB's fsspec filesystem)
 _GONE = re.compile(
     r"FileNotFoundError|NoSuchKey|key does not exist|No such file|No files found that match", re.I
+)
+#: what DuckDB says of a damaged Parquet file (often without naming it): Database.damage then finds which
+_DAMAGE = re.compile(
+    r"parquet|thrift|TProtocol|don't know what type|Out of buffer|decompress|zstd|snappy|corrupt|checksum|"
+    r"unicode|UTF-?8|string encoding|dictionary|page|magic bytes|footer",
+    re.I,
 )
 #: times a statement is run again over a new listing of a store on object storage whose files changed meanwhile
 RELIST = 3
@@ -141,7 +147,8 @@ class Sources:
         compaction removing the partitions it folded in: the views' choice of files no longer holds)."""
         runs = self.parts["runs"]
         return any(
-            found and r in self.held and not os.path.exists(_runs_file(runs, r)) for r, found in self.seen.items()
+            found and r in self.held and not os.path.exists(_runs_file(runs, r))
+            for r, found in self.seen.items()
         )
 
     @functools.cached_property
@@ -501,9 +508,61 @@ class Database:
             self.guessed.discard(t)
             try:  # a file gone or with a damaged footer: this table fails when read, the others work
                 con.execute(self._view(con, t, lists))
-            except duckdb.Error as e:
-                _failing_view(con, t, f"store table {t} cannot be read: {' '.join(str(e).split())}")
+            except (duckdb.Error, UnicodeDecodeError) as e:  # (a column name not UTF-8: decoded in Python)
+                found = self.damage(e, [(t, f) for files in lists for f in files])
+                why = str(found) if found is not None else " ".join(str(e).split())
+                _failing_view(con, t, f"store table {t} cannot be read: {why}")
             self.pointed[t] = lists
+
+    def damage(self, error: Exception, files: list[tuple[str, str]] | None = None) -> DamagedStoreError | None:
+        """The error naming the damaged store file behind ``error`` (a DuckDB or decoding error that looks like a
+        damaged Parquet file, often naming none: ``don't know what type``, a thrift ``TProtocolException``,
+        ``Out of buffer``), found by reading ``files`` (``(table, path)``; default: every file the views read
+        now) as ``rl doctor`` does (:func:`rooflake.store.doctor.read_error`: pyarrow with the page checksums
+        verified, then DuckDB); None when the error is no such thing or every file reads."""
+        import duckdb
+
+        if isinstance(error, (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)):
+            return None  # the statement's own fault (a name, a type): no file read
+        if not isinstance(error, UnicodeDecodeError) and not _DAMAGE.search(str(error)):
+            return None
+        from rooflake.store.doctor import read_error
+
+        con, fs = duck_connect(), None
+        if self.snapshot is not None:
+            from rooflake.store.remote import filesystem
+
+            fs = filesystem(self.snapshot.url)
+            con.register_filesystem(fs)
+        every = [(t, f) for t in ALL_TABLES for f in self.reading(t)]
+        for table, f in files if files is not None else every:
+            found = read_error(con, table, f, fs)
+            if found is not None and found[0] == "damaged" and not _GONE.search(found[1]):
+                return DamagedStoreError(
+                    f"store file {f} is damaged ({found[1][:300]}; the query said: {gist(error)[:200]}): `rl doctor` "
+                    "lists every damaged file; re-ingest its run's source file with --force (a compacted file: "
+                    "restore it, or re-ingest its runs)"
+                )
+        return None
+        from rooflake.store.doctor import DAMAGE, verify_pages
+
+        fs = None
+        if self.snapshot is not None:
+            from rooflake.store.remote import filesystem
+
+            fs = filesystem(self.snapshot.url)
+        for f in files if files is not None else [f for t in ALL_TABLES for f in self.reading(t)]:
+            try:
+                verify_pages(f.split("://", 1)[-1] if fs is not None else f, fs)
+            except FileNotFoundError:
+                continue  # (gone since: a compaction or re-ingest, not damage)
+            except DAMAGE as e:
+                return DamagedStoreError(
+                    f"store file {f} is damaged ({' '.join(str(e).split()) or type(e).__name__}; DuckDB: "
+                    f"{gist(error)[:200]}): `rl doctor` lists every damaged file; re-ingest its run's source file "
+                    "with --force (a compacted file: restore it, or re-ingest its runs)"
+                )
+        return None
 
     def _view(self, con: Any, t: str, lists: tuple[tuple[str, ...], ...]) -> str:
         """The statement (``table_view.sql``) making table ``t``'s view read ``lists`` (the files of each source).
@@ -743,18 +802,22 @@ def _check_planner(db: Database) -> bool:
 def _again(db: Database, con: Any, run: Any, *, widen: bool) -> Any:
     """``run()``, run again (at most :data:`RELIST` times) over a new listing when a file of a store on object
     storage is gone (:meth:`Database.stale`, :meth:`Database.refresh`), and with ``widen`` after
-    :meth:`Database.widen` (a file whose columns differ from its table's first file: read by name)."""
+    :meth:`Database.widen` (a file whose columns differ from its table's first file: read by name). Raises
+    :class:`DamagedStoreError` naming the file when the error comes from a damaged one (:meth:`Database.damage`),
+    else what ``run`` raised."""
     import duckdb
 
     for attempt in range(RELIST + 1):
         try:
             return run()
-        except duckdb.Error as e:
-            if widen and db.widen(e):
+        except (duckdb.Error, UnicodeDecodeError) as e:
+            if isinstance(e, duckdb.Error) and widen and db.widen(e):
                 continue
-            if attempt < RELIST and db.stale(e):
+            if attempt < RELIST and isinstance(e, duckdb.Error) and db.stale(e):
                 db.refresh(con)
                 continue
+            if (found := db.damage(e)) is not None:
+                raise found from e
             raise
     return run()
 

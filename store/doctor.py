@@ -53,24 +53,44 @@ def _columns_error(table: str, schema: pa.Schema) -> str | None:
 
 
 def read_error(con: Any, table: str, path: Path | str, filesystem: Any = None) -> tuple[str, str] | None:
-    """``(problem, error)`` when ``path`` cannot be read as a file of ``table``: ``damaged`` (its footer, then every
-    value decoded by DuckDB) or ``other-columns``; None when it reads. ``filesystem``: the fsspec filesystem of a
+    """``(problem, error)`` when ``path`` cannot be read as a file of ``table``: ``damaged`` (its footer and every
+    page read by pyarrow, their checksums verified: :func:`verify_pages`; then every value decoded by DuckDB) or
+    ``other-columns``; None when it reads. ``filesystem``: the fsspec filesystem of a
     path on object storage (registered with ``con`` too)."""
     import duckdb
 
     try:
-        schema = pq.read_schema(path, filesystem=filesystem)
-    except (OSError, pa.ArrowException) as e:
-        return "damaged", " ".join(str(e).split())
+        schema = verify_pages(path, filesystem)
+    except DAMAGE as e:
+        return "damaged", _why(e)
     try:
         rel = con.sql(sql_file("rooflake.store", "read_part.sql"), params={"path": str(path)})
         reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch)(BATCH_ROWS)
         for _batch in reader:
             pass
-    except duckdb.Error as e:
-        return "damaged", " ".join(str(e).split())
+    except (duckdb.Error, *DAMAGE) as e:
+        return "damaged", _why(e)
     columns = _columns_error(table, schema)
     return None if columns is None else ("other-columns", columns)
+
+
+#: what pyarrow (and DuckDB's Python side) raise for a damaged Parquet file: a footer that does not parse, a page
+#: whose checksum fails, a text that is not UTF-8, thrift's errors (an ``OSError``), a length out of range
+DAMAGE = (OSError, pa.ArrowException, ValueError, IndexError, EOFError)
+
+
+def _why(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def verify_pages(path: Path | str, filesystem: Any = None) -> pa.Schema:
+    """Read every page of the Parquet file ``path`` with pyarrow, checking each page's CRC where the writer stored
+    one (the store writes them: ``write_page_checksum``); returns the file's schema. Raises one of :data:`DAMAGE`
+    when the file is damaged: its footer, a page whose checksum fails, a value that cannot be decoded."""
+    with pq.ParquetFile(path, filesystem=filesystem, page_checksum_verification=True) as f:
+        for _batch in f.iter_batches(batch_size=BATCH_ROWS):
+            pass
+        return f.schema_arrow
 
 
 def _row(table: str, run_id: str, path: Path, problem: str, error: str) -> dict[str, str]:

@@ -145,7 +145,8 @@ def store_lock(root: Path) -> Iterator[None]:
 
 
 def write_part(table: pa.Table | DuckTable, path: Path) -> None:
-    """Write one table of a run to ``path`` (zstd, the schema version in the key-value metadata) and fsync it.
+    """Write one table of a run to ``path`` (zstd, page checksums, the schema version in the key-value metadata)
+    and fsync it.
     Raises ``OSError`` when it cannot be written."""
     meta = dict(table.schema.metadata or {})
     meta[b"rooflake.schema_version"] = SCHEMA_VERSION.encode()
@@ -155,7 +156,13 @@ def write_part(table: pa.Table | DuckTable, path: Path) -> None:
     else:
         import pyarrow.parquet as pq
 
-        pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd", write_statistics=stats)
+        pq.write_table(
+            table.replace_schema_metadata(meta),
+            path,
+            compression="zstd",
+            write_statistics=stats,
+            write_page_checksum=True,
+        )
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
 
