@@ -5,8 +5,9 @@ Each command parses its arguments, calls one view of :mod:`rooflake.views` (or a
 one ``Error: <message>`` line on stderr and exit code 1 in one place (:func:`rooflake.cli.common.guard`); bad
 arguments exit 2 (typer/click usage errors). Commands live by group: ``store_cmds`` (ingest, runs, sql),
 ``roofline_cmds`` (roofline, --time), ``layer_cmds`` (layers), ``compare_cmds`` (compare), ``trajectory_cmds``
-(trajectory), ``report_cmds`` (report, check), ``profile_cmds`` (profile), ``demo_cmds`` (demo). Imports of the library stay inside the
-commands: ``rl --help`` starts fast.
+(trajectory), ``report_cmds`` (report, check), ``profile_cmds`` (profile), ``demo_cmds`` (demo). Imports of the
+library stay inside the commands: ``rl --help`` starts fast. A command module imports, of this package, only
+:mod:`rooflake.cli.common` (the app, shared options) and :mod:`rooflake.cli.output`.
 
 Importing a command module registers its commands on the app. :func:`main` imports only the module of the command
 it is given (:data:`COMMANDS`; typer then builds that command's options only): ``rl runs`` does not import and
