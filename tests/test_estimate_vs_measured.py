@@ -125,6 +125,4 @@ def test_rl_layers_with_an_estimate_run(store: tuple[Store, str]) -> None:
     assert res.exit_code == 0, res.output
     header, *lines = res.output.splitlines()
     assert header.startswith("layer,kernels,ops") and len(lines) == 4
-    assert any(
-        line.startswith('"rooflake:forward/conv1",1,1,1000,2000000000,1000000000,2,') for line in lines
-    )
+    assert any(line.startswith("rooflake:forward/conv1,1,1,1000,2000000000,1000000000,2,") for line in lines)
