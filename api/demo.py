@@ -43,7 +43,7 @@ class DemoResult:
 
 def report_bytes(name: str) -> bytes:
     """The decompressed bytes of shipped report ``name`` (a key of :data:`REPORTS`)."""
-    packed = resources.files("rooflake").joinpath("data", f"{name}.ncu-rep.xz").read_bytes()
+    packed = resources.files("rooflake").joinpath("data").joinpath(f"{name}.ncu-rep.xz").read_bytes()
     return lzma.decompress(packed)
 
 
@@ -65,7 +65,9 @@ def demo(out: str | Path = "rl-demo", store: str | Path | None = None) -> DemoRe
             rep = Path(tmp) / f"{name}.ncu-rep"
             rep.write_bytes(report_bytes(name))
             ingested.append(ingest_file(rep, where, labels))
-    run_ids = [r.run_id for r in ingested]
+    run_ids = [
+        r.run_id for r in ingested if r.run_id is not None
+    ]  # (ingest_file raises rather than give none)
     report = report_html(Store(where), out / "report", run_ids=run_ids)
     drawn = run_ids[list(REPORTS).index(ROOFLINE_OF)]
     png = _roofline_png(Store(where), drawn, out / "roofline.png")
