@@ -136,3 +136,88 @@ def test_html_writers_escape_every_string(value: str) -> None:
 def test_fixtures_are_there() -> None:
     """The fuzz tests above read real files; they must be present (CI requires the fixtures)."""
     assert NCU.is_dir() and NCU_REPORTS
+
+
+# ---- the store's read path: damaged partitions, compacted files and compacted.json --------------------------
+STORE_FUZZ = settings(
+    max_examples=max(10, EXAMPLES // 4),
+    deadline=None,
+    derandomize=not RANDOM,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two stores of three tiny runs: one of partitions, one compacted (its compacted.json and files)."""
+    import shutil
+
+    from rooflake.store import compact
+
+    from _support import tiny_run
+
+    root = tmp_path_factory.mktemp("fuzz") / "parts"
+    metrics = [{"kernel_id": 0, "metric_name": f"m{i}", "value_double": float(i)} for i in range(30)]
+    for i in range(3):
+        kernels = [{"kernel_id": k, "name": f"kernel-{k}"} for k in range(4)]
+        tiny_run(root, f"{i:016x}", kernels, [{"ceiling": "DRAM", "value": 1e12}], metrics)
+    packed = root.parent / "compacted"
+    shutil.copytree(root, packed)
+    compact.compact(packed)
+    return {"parts": root, "compacted": packed}
+
+
+def _store_answers(root: Path) -> dict[str, object]:
+    """Each table's rows (sorted), or the one-line error a damaged store gives."""
+    from rooflake.store import Store
+    from rooflake.store.layout import ALL_TABLES
+
+    out: dict[str, object] = {}
+    for table in ALL_TABLES:
+        try:
+            out[table] = Store(root).query(f'SELECT * FROM "{table}" ORDER BY ALL').to_pylist()
+        except RooflakeError as e:
+            assert "\n" not in str(e).strip(), f"an error message of more than one line: {e!r}"
+            out[table] = None
+    return out
+
+
+def _damaged_files(root: Path) -> list[Path]:
+    """Every file a damage can hit: each table's partitions and compacted files, and compacted.json."""
+    from rooflake.store.layout import ALL_TABLES
+
+    found = [p for t in ALL_TABLES for p in sorted((root / t).glob("*/*.parquet"))]
+    return found + ([root / "compacted.json"] if (root / "compacted.json").exists() else [])
+
+
+@STORE_FUZZ
+@given(
+    which=st.sampled_from(["parts", "compacted"]),
+    pick=st.integers(min_value=0, max_value=10**6),
+    edits=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(1, 255)), min_size=1, max_size=3),
+    cut=st.none() | st.floats(0, 1),
+)
+def test_store_read_path_on_damaged_files(
+    fuzz_stores, tmp_path_factory: pytest.TempPathFactory, which: str, pick: int, edits: list, cut: float | None
+) -> None:
+    """A damaged file of the store (bytes changed, or cut): every table answers or gives one error line,
+    `doctor` never raises, and lists a problem whenever an answer changed."""
+    import shutil
+
+    from rooflake.store import Store
+
+    src = fuzz_stores[which]
+    before = _store_answers(src)
+    root = tmp_path_factory.mktemp("damaged") / "store"
+    shutil.copytree(src, root)
+    files = _damaged_files(root)
+    target = files[pick % len(files)]
+    data = bytearray(target.read_bytes())
+    for where, xor in edits:
+        if data:
+            data[int(where * len(data))] ^= xor
+    target.write_bytes(bytes(data[: int(len(data) * cut)] if cut is not None else data))
+    after = _store_answers(root)
+    problems = Store(root).doctor()
+    if after != before:
+        assert problems.num_rows > 0, f"{target.relative_to(root)} damaged, answers changed, doctor saw nothing"
