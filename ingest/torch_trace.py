@@ -28,20 +28,24 @@ hardware counters: FLOP and byte columns are NULL with that reason in ``provenan
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
+import math
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 
 from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
+from rooflake.ingest.ranks import trace_rank
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, METRICS, RANGES, InputError
 
 FORMAT = "torch-trace"
@@ -83,6 +87,7 @@ _COPY_KINDS = {
     "HtoH": 9,
 }
 _COPY_KINDS["PtoP"] = 10
+_NULL = msgspec.Raw(b"null")
 
 
 def sniff(path: str | Path) -> str | None:
@@ -137,20 +142,89 @@ def _opening(s: str, close_at: int, open_ch: str, close_ch: str) -> int:
     return 0
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """The trace's top-level object, numbers with a fraction as :class:`Decimal` (exact ns).
+class _Event(msgspec.Struct, gc=False):
+    """The fields of one trace event that the reader looks at (defaults as a missing key reads today); ``args``
+    stays undecoded JSON until the event is kept. Every value is typed ``Any``: a trace's oddities (a string
+    ``ts``, a null ``name``) are handled as before, not refused by the decoder."""
+
+    ph: Any = None
+    cat: Any = ""
+    name: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    dur: Any = None
+    id: Any = None
+    args: msgspec.Raw = _NULL
+
+
+# top-level keys of a Kineto trace kept beside its events (the rest are not read)
+_META_KEYS = (
+    "schemaVersion", "baseTimeNanoseconds", "deviceProperties", "distributedInfo", "host_name",
+    "cuda_runtime_version", "cuda_driver_version", "cupti_version", "hip_runtime_version", "roctracer_version",
+    "displayTimeUnit", "traceName", "trace_id", "record_shapes", "with_stack", "with_modules", "with_flops",
+    "profile_memory",
+)  # fmt: skip
+_Trace: Any = msgspec.defstruct(
+    "_Trace",
+    [("traceEvents", list[msgspec.Raw]), *((k, Any, msgspec.UNSET) for k in _META_KEYS)],
+    gc=False,
+)
+_TRACE = msgspec.json.Decoder(_Trace, float_hook=Decimal)  # events as raw JSON, the other keys as json.loads
+_EVENT = msgspec.json.Decoder(_Event)  # numbers as int / float: exact ns below _EXACT_US (see _ns)
+_EVENT_EXACT = msgspec.json.Decoder(_Event, float_hook=Decimal)  # for the events with larger float times
+_ARGS = msgspec.json.Decoder(
+    float_hook=Decimal
+)  # an event's args, numbers as json.loads(parse_float=Decimal)
+# |µs| below 2**42 (~51 days): a float holding a 3-decimal value, times 1000, rounds to its exact ns
+_EXACT_US = float(2**42)
+
+
+def _read_bytes(path: Path) -> bytes | bytearray:
+    """The file's bytes, gunzipped when it starts with the gzip magic (streamed into one growing buffer)."""
+    with open(path, "rb") as f:
+        if f.read(2) != _GZIP_MAGIC:
+            f.seek(0)
+            return f.read()
+    buf = bytearray()
+    with gzip.open(path, "rb") as g:
+        while chunk := g.read(1 << 24):
+            buf += chunk
+    return buf
+
+
+def _load(path: Path) -> tuple[dict[str, Any], _Events]:
+    """The trace's top-level keys (numbers with a fraction as :class:`Decimal`) and its events by role.
+
+    The events are decoded one by one from the raw JSON (msgspec): only the fields the reader uses become Python
+    objects, and only for the events it keeps. JSON that msgspec refuses (NaN, numbers past a double, a non-UTF-8
+    encoding, an event that is not an object, invalid or truncated text) is read again by the standard library as
+    before, so that its verdict and message stay those of ``json.loads``.
 
     Raises :class:`InputError` for unreadable, truncated or non-JSON bytes and for JSON that is not a trace."""
     try:
-        with open(path, "rb") as f:
-            gz = f.read(2) == _GZIP_MAGIC
-        opener = gzip.open if gz else open
-        with opener(path, "rb") as f:
-            doc = json.loads(f.read(), parse_float=Decimal)
+        data = _read_bytes(path)
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(
             f"{shown(path)}: truncated or corrupt gzip data ({e}); re-export the torch.profiler trace"
         ) from e
+    except OSError as e:
+        raise InputError(f"{shown(path)}: cannot read ({e.strerror or e})") from e
+    try:
+        trace = _TRACE.decode(data)
+        meta = {k: v for k in _META_KEYS if (v := getattr(trace, k)) is not msgspec.UNSET}
+        return meta, _events(meta, _decoded(trace.traceEvents))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    doc = _load_stdlib(path, data)
+    meta = {k: v for k, v in doc.items() if k != "traceEvents"}
+    return meta, _events(meta, _from_dicts(doc["traceEvents"]))
+
+
+def _load_stdlib(path: Path, data: bytes | bytearray) -> dict[str, Any]:
+    """``json.loads`` of the whole trace, with the reader's messages for what it refuses."""
+    try:
+        doc = json.loads(data, parse_float=Decimal)
     except UnicodeDecodeError as e:
         raise InputError(
             f"{shown(path)}: not UTF-8 JSON text ({e.reason}): not a torch.profiler trace"
@@ -160,8 +234,6 @@ def _load(path: Path) -> dict[str, Any]:
             f"{shown(path)}: invalid JSON at line {e.lineno} column {e.colno} ({e.msg}): the torch.profiler trace is "
             "truncated or damaged (a profiler killed while writing leaves it so); re-export it"
         ) from e
-    except OSError as e:
-        raise InputError(f"{shown(path)}: cannot read ({e.strerror or e})") from e
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise InputError(
             f'{shown(path)}: JSON but not a torch.profiler trace (no top-level "traceEvents" list); export one with '
@@ -170,8 +242,33 @@ def _load(path: Path) -> dict[str, Any]:
     return doc
 
 
+def _decoded(raws: list[msgspec.Raw]) -> Iterator[_Event]:
+    """The events, decoded one at a time; an event whose ``ts`` or ``dur`` is a float too large for exact ns
+    (µs since the epoch with decimals) is decoded again with those numbers as :class:`Decimal`."""
+    decode, exact, lim = _EVENT.decode, _EVENT_EXACT.decode, _EXACT_US
+    for raw in raws:
+        ev = decode(raw)
+        ts, dur = ev.ts, ev.dur
+        if (type(ts) is float and not -lim < ts < lim) or (type(dur) is float and not -lim < dur < lim):
+            ev = exact(raw)
+        yield ev
+
+
+def _from_dicts(items: list[Any]) -> Iterator[_Event]:
+    """The events of a trace read by ``json.loads``, as :class:`_Event` (``args`` the decoded value)."""
+    for ev in items:
+        if isinstance(ev, dict):
+            fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id") if k in ev}
+            yield _Event(**fields, args=ev.get("args"))  # type: ignore[arg-type]  # (decoded: see _args)
+
+
 def _ns(value: Any) -> int | None:
-    """µs (int or Decimal) -> int ns, exact for Kineto's 3 decimals; None for a missing or non-numeric value."""
+    """µs (int, float or Decimal) -> int ns, exact for Kineto's 3 decimals (a float only reaches here below
+    :data:`_EXACT_US`, where ``round(v * 1000)`` is the exact ns); None for a missing or non-numeric value."""
+    if type(value) is float:
+        return round(value * 1000) if math.isfinite(value) else None
+    if type(value) is int:
+        return value * 1000
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         return None
     try:
@@ -185,6 +282,8 @@ def _int(value: Any) -> int | None:
         return int(value)
     if isinstance(value, int):
         return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
     if isinstance(value, Decimal) and value == value.to_integral_value():
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -199,15 +298,54 @@ def _json(value: Any) -> str:
     )
 
 
-@dataclass
+def _args(value: Any) -> dict[str, Any]:
+    """An event's args as a dict (undecoded JSON decoded, numbers with a fraction as Decimal); {} for none."""
+    if isinstance(value, msgspec.Raw):
+        value = _ARGS.decode(value)
+    return value if isinstance(value, dict) else {}
+
+
+def _args_text(cat: Any, args: Any) -> str:
+    """The ``ranges.args`` JSON text: the event's args object with its Kineto ``cat`` first. From raw JSON it is
+    the source's own text made compact (same keys, order and values); else :func:`_json` of the dict."""
+    if isinstance(args, msgspec.Raw):
+        body = msgspec.json.format(args, indent=-1)
+        if body[:1] == b"{" and b'"cat"' not in body:
+            head = b'{"cat":' + (msgspec.json.encode(cat) if type(cat) is str else _json(cat).encode())
+            return (head + b"}" if body == b"{}" else head + b"," + body[1:]).decode()
+    return _json({"cat": cat, **_args(args)})
+
+
+@dataclass(slots=True)
 class _Range:
     idx: int
-    ev: dict[str, Any]
     start: int
     end: int
     name: str
+    text: str
+    pid: Any
+    tid: Any
+    cat: Any
+    args: str  # JSON text of the ranges.args column
     parent: int | None = None
     depth: int = 0
+
+
+@dataclass(slots=True)
+class _Launch:
+    """A runtime/driver call (the CPU side of a GPU op): raw pid/tid, start in ns, API name."""
+
+    pid: Any
+    tid: Any
+    start: int
+    name: str
+
+
+@dataclass(slots=True)
+class _Gpu:
+    kind: str  # kernel | memcpy | memset
+    ev: _Event  # (its args moved to ``args``)
+    args: dict[str, Any]
 
 
 @dataclass
@@ -216,64 +354,80 @@ class _Events:
 
     base_ns: int
     ranges: list[_Range] = field(default_factory=list)
-    launches: dict[int, dict[str, Any]] = field(default_factory=dict)  # correlation -> runtime event
-    gpu: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (kernel|memcpy|memset, event)
-    flows: dict[tuple[Any, Any, Any], int] = field(default_factory=dict)  # ac2g 'f' (pid, tid, ts) -> id
+    launches: dict[int, _Launch] = field(default_factory=dict)  # correlation -> runtime call
+    gpu: list[_Gpu] = field(default_factory=list)
+    flows: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)  # ac2g 'f' (pid, tid, ts) -> id
     probes: dict[int, tuple[int, ...]] = field(default_factory=dict)  # correlation -> open range indices
 
 
-def _events(doc: dict[str, Any]) -> _Events:
-    """Sort the trace's events by role (see the module docstring)."""
-    out = _Events(base_ns=_int(doc.get("baseTimeNanoseconds")) or 0)
-    spans: list[tuple[dict[str, Any], str]] = []
-    for ev in doc["traceEvents"]:
-        if not isinstance(ev, dict):
+def _role(cat: Any) -> str:
+    """What the reader does with a complete event of Kineto category ``cat`` ('' for nothing)."""
+    c = str(cat).lower()
+    if c in _KERNEL:
+        return "kernel"
+    if c in _MEMCPY:
+        return "memcpy"
+    if c in _MEMSET:
+        return "memset"
+    for role, cats in (("launch", _LAUNCH), ("range", _RANGE)):
+        if c in cats:
+            return role
+    return {_PYTHON: "python", "ac2g": "flow"}.get(c, "")
+
+
+def _events(meta: dict[str, Any], events: Iterable[_Event]) -> _Events:
+    """Sort the trace's events by role (see the module docstring); events are dropped as soon as they are read."""
+    out = _Events(base_ns=_int(meta.get("baseTimeNanoseconds")) or 0)
+    roles: dict[str, str] = {}
+    spans: list[_Range] = []
+    for ev in events:
+        ph, cat = ev.ph, ev.cat
+        if ph != "X" and ph != "f":
             continue
-        ph, cat = ev.get("ph"), str(ev.get("cat", "")).lower()
-        if ph == "f" and cat == "ac2g" and ev.get("id") is not None:
-            out.flows[(ev.get("pid"), ev.get("tid"), ev.get("ts"))] = ev["id"]
-        if ph != "X":
+        role = roles.get(cat) if type(cat) is str else None
+        if role is None:
+            role = _role(cat)
+            if type(cat) is str:
+                roles[cat] = role
+        if ph == "f":
+            if role == "flow" and ev.id is not None:
+                out.flows[(ev.pid, ev.tid, ev.ts)] = ev.id
             continue
         # (a GPU op is kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
-        if cat in _KERNEL:
-            out.gpu.append(("kernel", ev))
-        elif cat in _MEMCPY or cat in _MEMSET:
-            out.gpu.append(("memcpy" if cat in _MEMCPY else "memset", ev))
-        elif _ns(ev.get("ts")) is None:
+        if role in ("kernel", "memcpy", "memset"):
+            out.gpu.append(_Gpu(role, ev, _args(ev.args)))
+            ev.args = _NULL
+        elif (ts := _ns(ev.ts)) is None:
             continue
-        elif cat in _LAUNCH:
-            corr = _int(_args(ev).get("correlation"))
-            if corr is not None:
-                out.launches.setdefault(corr, ev)
-        elif cat in _RANGE:
-            spans.append((ev, str(ev.get("name", ""))))
-        elif cat == _PYTHON and str(ev.get("name", "")).startswith(MODULE_PREFIX):
-            spans.append((ev, str(ev["name"])[len(MODULE_PREFIX) :]))
-    timed = []
-    for ev, name in spans:
-        start = out.base_ns + (_ns(ev["ts"]) or 0)
-        timed.append((start, start + (_ns(ev.get("dur")) or 0), ev, name))
-    timed.sort(key=lambda t: (t[0], -t[1]))
-    out.ranges = [_Range(i, ev, s, e, name) for i, (s, e, ev, name) in enumerate(timed)]
+        elif role == "launch":
+            corr = _int(_args(ev.args).get("correlation"))
+            if corr is not None and corr not in out.launches:
+                out.launches[corr] = _Launch(ev.pid, ev.tid, out.base_ns + ts, str(ev.name))
+        elif role == "range" or (role == "python" and str(ev.name).startswith(MODULE_PREFIX)):
+            text = str(ev.name)
+            start = out.base_ns + ts
+            end = start + (_ns(ev.dur) or 0)
+            name = text if role == "range" else text[len(MODULE_PREFIX) :]
+            spans.append(
+                _Range(0, start, end, name, text, ev.pid, ev.tid, ev.cat, _args_text(ev.cat, ev.args))
+            )
+    spans.sort(key=lambda r: (r.start, -r.end))
+    for i, r in enumerate(spans):
+        r.idx = i
+    out.ranges = spans
     return out
-
-
-def _args(ev: dict[str, Any]) -> dict[str, Any]:
-    a = ev.get("args")
-    return a if isinstance(a, dict) else {}
 
 
 def _nest(evs: _Events) -> None:
     """Parent and depth of every range, per thread (push/pop nesting by time), and the stack of ranges open on the
     launching thread at each runtime call that a GPU op refers to (``evs.probes``)."""
-    wanted = {c for _, ev in evs.gpu if (c := _correlation(ev, evs)) is not None}
+    wanted = {c for g in evs.gpu if (c := _correlation(g, evs)) is not None}
     items: dict[tuple[Any, Any], list[tuple[int, int, int, int]]] = {}
     for r in evs.ranges:  # (start, 0 = range, -end, index)
-        items.setdefault((r.ev.get("pid"), r.ev.get("tid")), []).append((r.start, 0, -r.end, r.idx))
+        items.setdefault((r.pid, r.tid), []).append((r.start, 0, -r.end, r.idx))
     for corr in wanted & evs.launches.keys():
-        ev = evs.launches[corr]
-        start = evs.base_ns + (_ns(ev["ts"]) or 0)
-        items.setdefault((ev.get("pid"), ev.get("tid")), []).append((start, 1, 0, corr))
+        launch = evs.launches[corr]
+        items.setdefault((launch.pid, launch.tid), []).append((launch.start, 1, 0, corr))
     for seq in items.values():
         seq.sort()
         stack: list[_Range] = []
@@ -288,16 +442,31 @@ def _nest(evs: _Events) -> None:
             stack.append(r)
 
 
-def _correlation(ev: dict[str, Any], evs: _Events) -> int | None:
+def _correlation(g: _Gpu, evs: _Events) -> int | None:
     """A GPU op's CUPTI/roctracer correlation id: its ``correlation`` arg, else its ``ac2g`` flow's id."""
-    corr = _int(_args(ev).get("correlation"))
+    corr = _int(g.args.get("correlation"))
     if corr is None:
-        corr = _int(evs.flows.get((ev.get("pid"), ev.get("tid"), ev.get("ts"))))
+        corr = _int(evs.flows.get((g.ev.pid, g.ev.tid, g.ev.ts)))
     return corr
 
 
 def _external_id(args: dict[str, Any]) -> int | None:
     return _int(args.get("External id", args.get("external id")))
+
+
+def _by_external_id(evs: _Events) -> dict[int, int]:
+    """External id -> the first range (not a ``user_annotation``) that carries it."""
+    by_ext: dict[int, int] = {}
+    for r in evs.ranges:
+        if r.cat == "user_annotation":
+            continue
+        try:
+            args = _ARGS.decode(r.args)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            args = json.loads(r.args)  # (_json's Infinity and NaN)
+        if (ext := _external_id(args)) is not None:
+            by_ext.setdefault(ext, r.idx)
+    return by_ext
 
 
 def _stack(evs: _Events, idx: int) -> tuple[int, ...]:
@@ -310,25 +479,26 @@ def _stack(evs: _Events, idx: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _attribute(evs: _Events, ev: dict[str, Any], by_ext: dict[int, int]) -> dict[str, Any]:
-    """Launch columns and NVTX stack of one GPU op (see the module docstring for the rules)."""
-    corr = _correlation(ev, evs)
+def _attribute(evs: _Events, g: _Gpu, by_ext: Callable[[], dict[int, int]]) -> dict[str, Any]:
+    """Launch columns and NVTX stack of one GPU op (see the module docstring for the rules); ``by_ext`` gives the
+    External id index, built the first time an op without a launch row needs it."""
+    corr = _correlation(g, evs)
     launch = evs.launches.get(corr) if corr is not None else None
     out: dict[str, Any] = {"correlation_id": corr}
     stack: tuple[int, ...] | None = None
     if launch is not None:
         stack = evs.probes.get(corr, ())  # type: ignore[arg-type]
         out.update(
-            process_id=_int(launch.get("pid")),
-            launch_thread=_int(launch.get("tid")),
-            launch_start_ns=evs.base_ns + (_ns(launch["ts"]) or 0),
-            launch_api=str(launch.get("name")),
+            process_id=_int(launch.pid),
+            launch_thread=_int(launch.tid),
+            launch_start_ns=launch.start,
+            launch_api=launch.name,
             attribution="push_pop" if stack else "no_range_open",
         )
     else:
-        ext = _external_id(_args(ev))
-        if ext is not None and ext in by_ext:
-            stack = _stack(evs, by_ext[ext])
+        ext = _external_id(g.args)
+        if ext is not None and ext in (index := by_ext()):
+            stack = _stack(evs, index[ext])
             out["attribution"] = "external_id"
         else:
             out["attribution"] = "no_launch_row"
@@ -338,19 +508,19 @@ def _attribute(evs: _Events, ev: dict[str, Any], by_ext: dict[int, int]) -> dict
     return out
 
 
-def _gpu_common(evs: _Events, ev: dict[str, Any]) -> dict[str, Any]:
+def _gpu_common(evs: _Events, g: _Gpu) -> dict[str, Any]:
     """Columns every GPU op shares: times (ns) and device/context/stream ids."""
-    args = _args(ev)
-    ts = _ns(ev.get("ts"))
+    args = g.args
+    ts = _ns(g.ev.ts)
     start = evs.base_ns + ts if ts is not None else None
-    dur = _ns(ev.get("dur"))
+    dur = _ns(g.ev.dur)
     return {
         "start_ns": start,
         "end_ns": start + dur if start is not None and dur is not None else None,
         "duration_ns": dur,
-        "device_id": _int(args.get("device", ev.get("pid"))),
+        "device_id": _int(args.get("device", g.ev.pid)),
         "context_id": _int(args.get("context")),
-        "stream_id": _int(args.get("stream", ev.get("tid"))),
+        "stream_id": _int(args.get("stream", g.ev.tid)),
     }
 
 
@@ -370,17 +540,22 @@ def _product(dims: list[int | None]) -> int | None:
     return out
 
 
-def _kernel_row(evs: _Events, ev: dict[str, Any], devices: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    args = _args(ev)
-    name = str(ev.get("name", ""))
+@functools.lru_cache(maxsize=1 << 16)
+def _short_name(name: str) -> str:
+    return short_name(name)
+
+
+def _kernel_row(evs: _Events, g: _Gpu, devices: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    args = g.args
+    name = str(g.ev.name)
     grid, block = _dims(args, "grid"), _dims(args, "block")
-    common = _gpu_common(evs, ev)
+    common = _gpu_common(evs, g)
     dev = devices.get(common["device_id"]) if common["device_id"] is not None else None
     return {
         **common,
         "duration_ns": float(common["duration_ns"]) if common["duration_ns"] is not None else None,
         "name": name,
-        "short_name": short_name(name),
+        "short_name": _short_name(name),
         **{f"grid_{a}": v for a, v in zip("xyz", grid, strict=True)},
         **{f"block_{a}": v for a, v in zip("xyz", block, strict=True)},
         "grid_size": _product(grid),
@@ -413,16 +588,15 @@ def _cc(dev: dict[str, Any] | None) -> str | None:
     return f"{_int(dev['computeMajor'])}.{_int(dev['computeMinor'])}"
 
 
-def _memop_row(evs: _Events, kind: str, ev: dict[str, Any]) -> dict[str, Any]:
-    args = _args(ev)
-    name = str(ev.get("name", ""))
+def _memop_row(evs: _Events, g: _Gpu) -> dict[str, Any]:
+    name = str(g.ev.name)
     direction = re.search(r"\b([HDAP]to[HDAP])\b", name)
-    common = _gpu_common(evs, ev)
+    common = _gpu_common(evs, g)
     return {
         **common,
-        "kind": kind,
-        "copy_kind": _COPY_KINDS.get(direction.group(1)) if kind == "memcpy" and direction else None,
-        "bytes": _int(args.get("bytes")),
+        "kind": g.kind,
+        "copy_kind": _COPY_KINDS.get(direction.group(1)) if g.kind == "memcpy" and direction else None,
+        "bytes": _int(g.args.get("bytes")),
         "flags": _time_flags(common),
     }
 
@@ -443,53 +617,56 @@ def _metric_rows(kernel_id: int, args: dict[str, Any]) -> Iterable[dict[str, Any
         yield row
 
 
-def _range_rows(evs: _Events) -> list[dict[str, Any]]:
-    rows = []
-    for r in evs.ranges:
-        args = {"cat": r.ev.get("cat"), **_args(r.ev)}
-        rows.append(
-            {
-                "range_id": r.idx,
-                "domain": DOMAIN,
-                "name": r.name,
-                "text": str(r.ev.get("name", "")),
-                "kind": "push_pop",
-                "start_ns": r.start,
-                "end_ns": r.end,
-                "thread": _int(r.ev.get("tid")),
-                "process_id": _int(r.ev.get("pid")),
-                "depth": r.depth,
-                "parent_id": r.parent,
-                "args": _json(args),
-            }
-        )
-    return rows
+def _ranges_table(evs: _Events, run_id: str) -> pa.Table:
+    """The ``ranges`` table, built column by column."""
+    rs = evs.ranges
+    cols: dict[str, list[Any]] = {
+        "run_id": [run_id] * len(rs),
+        "range_id": [r.idx for r in rs],
+        "domain": [DOMAIN] * len(rs),
+        "name": [r.name for r in rs],
+        "text": [r.text for r in rs],
+        "kind": ["push_pop"] * len(rs),
+        "start_ns": [r.start for r in rs],
+        "end_ns": [r.end for r in rs],
+        "thread": [_int(r.tid) for r in rs],
+        "process_id": [_int(r.pid) for r in rs],
+        "depth": [r.depth for r in rs],
+        "parent_id": [r.parent for r in rs],
+        "args": [r.args for r in rs],
+    }
+    arrays = [
+        pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(len(rs), f.type) for f in RANGES
+    ]
+    return pa.Table.from_arrays(arrays, schema=RANGES)
 
 
 def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[dict], list[dict], list[dict]]:
     """(kernels, memops, metrics) rows, each in GPU start order."""
-    by_ext: dict[int, int] = {}
-    for r in evs.ranges:
-        ext = _external_id(_args(r.ev))
-        if ext is not None and r.ev.get("cat") != "user_annotation":
-            by_ext.setdefault(ext, r.idx)
+    index: dict[int, int] | None = None
+
+    def by_ext() -> dict[int, int]:
+        nonlocal index
+        if index is None:
+            index = _by_external_id(evs)
+        return index
+
     kernels: list[dict[str, Any]] = []
     memops: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
 
-    def order(ke: tuple[str, dict[str, Any]]) -> tuple[bool, int, int]:  # (ops without a start last)
-        ts = _ns(ke[1].get("ts"))
-        return ts is None, ts or 0, _ns(ke[1].get("dur")) or 0
+    def order(g: _Gpu) -> tuple[bool, int, int]:  # (ops without a start last)
+        ts = _ns(g.ev.ts)
+        return ts is None, ts or 0, _ns(g.ev.dur) or 0
 
-    ordered = sorted(evs.gpu, key=order)
-    for kind, ev in ordered:
-        link = _attribute(evs, ev, by_ext)
-        if kind == "kernel":
+    for g in sorted(evs.gpu, key=order):
+        link = _attribute(evs, g, by_ext)
+        if g.kind == "kernel":
             kernel_id = len(kernels)
-            kernels.append({"kernel_id": kernel_id, **_kernel_row(evs, ev, devices), **link})
-            metrics.extend(_metric_rows(kernel_id, _args(ev)))
+            kernels.append({"kernel_id": kernel_id, **_kernel_row(evs, g, devices), **link})
+            metrics.extend(_metric_rows(kernel_id, g.args))
         else:
-            memops.append({"op_id": len(memops), **_memop_row(evs, kind, ev), **link})
+            memops.append({"op_id": len(memops), **_memop_row(evs, g), **link})
     return kernels, memops, metrics
 
 
@@ -538,15 +715,15 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
     SM``, ``warps per SM``, ``est. achieved occupancy %``; ``ranges``: domain ``torch``, ``args`` the event's args
     as JSON plus its Kineto ``cat`` -- ``Input Dims``, ``Input type``, ``Input Strides``, ``Concrete Inputs``
     (record_shapes) and torch's own ``flops`` estimate (with_flops) are there. ``run``: source_format
-    ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation, and the ingest
+    ``torch-trace``, producer, host, gpu_name, compute_capability, n_kernels, n_metrics, derivation, rank /
+    world_size / job (``distributedInfo``, the file's folder: :func:`rooflake.ingest.ranks.trace_rank`), the ingest
     summary of suspicious GPU ops (``flag_counts``, ``warnings``: flagged as the Nsight Systems reader flags them,
     :func:`_time_flags`; a GPU op without a numeric ``ts`` is kept, ``start_ns`` NULL, flagged ``null_start``).
 
     Raises :class:`InputError` when the file is unreadable, truncated, not JSON, or JSON without ``traceEvents``.
     """
     path = Path(path)
-    doc = _load(path)
-    evs = _events(doc)
+    doc, evs = _load(path)  # the top-level keys (deviceProperties, distributedInfo, ...) and the events
     _nest(evs)
     devices = {d["id"]: d for d in doc.get("deviceProperties") or [] if isinstance(d, dict) and "id" in d}
     kernels, memops, metrics = _gpu_rows(evs, devices)
@@ -555,7 +732,7 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
         "kernels": _table(kernels, KERNELS, run_id),
         "memops": _table(memops, MEMOPS, run_id),
         "metrics": _table(metrics, METRICS, run_id),
-        "ranges": _table(_range_rows(evs), RANGES, run_id),
+        "ranges": _ranges_table(evs, run_id),
         "coverage": _table(_coverage_rows(kernels, memops), COVERAGE, run_id),
         "run": {
             "source_format": FORMAT,
@@ -569,6 +746,7 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
             "n_metrics": len(metrics),
             "derivation": _json({"all": [NO_COUNTERS]}),
             "fp16_convention": None,
+            **trace_rank(doc, path),
             **flag_summary(_flag_counts({"kernels": kernels, "memops": memops})),
         },
     }
