@@ -514,7 +514,9 @@ class Database:
                 _failing_view(con, t, f"store table {t} cannot be read: {why}")
             self.pointed[t] = lists
 
-    def damage(self, error: Exception, files: list[tuple[str, str]] | None = None) -> DamagedStoreError | None:
+    def damage(
+        self, error: Exception, files: list[tuple[str, str]] | None = None
+    ) -> DamagedStoreError | None:
         """The error naming the damaged store file behind ``error`` (a DuckDB or decoding error that looks like a
         damaged Parquet file, often naming none: ``don't know what type``, a thrift ``TProtocolException``,
         ``Out of buffer``), found by reading ``files`` (``(table, path)``; default: every file the views read

@@ -198,7 +198,12 @@ def _damaged_files(root: Path) -> list[Path]:
     cut=st.none() | st.floats(0, 1),
 )
 def test_store_read_path_on_damaged_files(
-    fuzz_stores, tmp_path_factory: pytest.TempPathFactory, which: str, pick: int, edits: list, cut: float | None
+    fuzz_stores,
+    tmp_path_factory: pytest.TempPathFactory,
+    which: str,
+    pick: int,
+    edits: list,
+    cut: float | None,
 ) -> None:
     """A damaged file of the store (bytes changed, or cut): every table answers or gives one error line,
     `doctor` never raises, and lists a problem whenever an answer changed."""
@@ -220,4 +225,6 @@ def test_store_read_path_on_damaged_files(
     after = _store_answers(root)
     problems = Store(root).doctor()
     if after != before:
-        assert problems.num_rows > 0, f"{target.relative_to(root)} damaged, answers changed, doctor saw nothing"
+        assert problems.num_rows > 0, (
+            f"{target.relative_to(root)} damaged, answers changed, doctor saw nothing"
+        )
