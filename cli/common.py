@@ -270,6 +270,13 @@ class By(str, Enum):
     op = "op"
 
 
+class KernelOrLayer(str, Enum):
+    """What a trajectory follows (a trace's recorded ops have no trajectory across runs yet)."""
+
+    kernel = "kernel"
+    layer = "layer"
+
+
 class Level(str, Enum):
     dram = "dram"
     l2 = "l2"

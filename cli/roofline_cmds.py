@@ -67,12 +67,31 @@ def _draw_time(
     if "unknown_terms" in drawn.columns:
         n = drawn.filter(pl.col("unknown_terms").list.contains("compute")).height
         bounds += f"; compute term unknown for {n}, bound among the known terms" if n else ""
-    what = f"layers at depth {depth}" if by is By.layer else "kernels"
+    what = _what(by, depth)
     lo = v.launch_overhead
     return (
         f"wrote {out} (run {v.run_id}, {drawn.height} {what}, t_o = {duration(lo.value_ns)} ({lo.source}), "
         f"bounds: {bounds}{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
+
+
+ByOpt = Annotated[
+    By,
+    typer.Option(
+        "--by",
+        help="One point per kernel (ncu counters), per NVTX layer, or per recorded op of a trace (work from its "
+        "recorded shapes).",
+    ),
+]
+TOP_OPS = 15  # ops printed under an op roofline's chart (the most time first; every op is in the chart)
+
+
+def _what(by: By, depth: int) -> str:
+    """What one point of the chart is, in the command's closing line."""
+    return {
+        By.layer: f"layers at depth {depth}",
+        By.op: "recorded ops (work modelled from their shapes)",
+    }.get(by, "kernels")
 
 
 def _draw(
@@ -97,18 +116,17 @@ def _draw(
         ceilings=ceiling_choice(ceilings), as_rows=True,
     )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
     title = titled(roofline_title(v.run, v.run_id, v.grain, depth), v.provenance)
-    noun = "layer" if v.grain == "layer" else "kernel"
+    noun = v.grain
     n_zero = save_roofline(
         v.points, v.ceilings, out, level=level.value, precision=precision.value, title=title, noun=noun
     )
     if v.provenance:  # time measured, work modelled: the numbers beside the chart
         from rooflake.cli.common import Fmt, emit
 
-        emit(modelled_table(v.points), Fmt.table, None)
-    what = f"layers at depth {depth}" if by is By.layer else "kernels"
+        emit(modelled_table(v.points, top=TOP_OPS if v.grain == "op" else None), Fmt.table, None)
     return (
-        f"wrote {out} (run {v.run_id}, {what}, level {level.value}, precision {precision.value}, "
-        f"{n_zero} {'layers' if by is By.layer else 'kernels'} without FLOPs"
+        f"wrote {out} (run {v.run_id}, {_what(by, depth)}, level {level.value}, precision {precision.value}, "
+        f"{n_zero} {v.grain}s without FLOPs"
         f"{roofs_text(v.ceilings) if ceilings else ''})"
     ) + (f"\n{v.provenance}" if v.provenance else "")
 
@@ -128,7 +146,7 @@ def roofline(
     precision: Annotated[
         Precision, typer.Option("--precision", help="FLOP precision ('all': each kernel's dominant one).")
     ] = Precision.all,
-    by: Annotated[By, typer.Option("--by", help="One point per kernel or per NVTX layer.")] = By.kernel,
+    by: ByOpt = By.kernel,
     depth: Annotated[
         int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
     ] = 1,
@@ -178,7 +196,11 @@ def _refuse_what_does_not_apply(
     a word): --with or --depth without --by layer, --launch-overhead without --time, --precision with --time."""
     if with_run is not None and by is By.kernel:
         raise typer.BadParameter("--with needs --by layer", param_hint="--with")
-    if by is By.kernel and given(ctx, "depth"):
+    if with_run is not None and by is By.op:
+        raise typer.BadParameter(
+            "--with needs --by layer (an op's work comes from its shapes)", param_hint="--with"
+        )
+    if by is not By.layer and given(ctx, "depth"):
         raise typer.BadParameter("--depth needs --by layer", param_hint="--depth")
     if launch_overhead is not None and not time:
         raise typer.BadParameter("--launch-overhead needs --time", param_hint="--launch-overhead")

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from rooflake.cli.common import (
-    By,
     CeilingSource,
+    KernelOrLayer,
     Level,
     OneSourceCeilingsOpt,
     StoreOpt,
@@ -44,7 +44,9 @@ def trajectory(
         typer.Option("--layer", help="Regex the layer (--by layer) or the kernel's NVTX path must match."),
     ] = None,
     level: Annotated[Level, typer.Option("--level", help="Memory level of the AI axis.")] = Level.dram,
-    by: Annotated[By, typer.Option("--by", help="One trajectory per NVTX layer or per kernel.")] = By.layer,
+    by: Annotated[
+        KernelOrLayer, typer.Option("--by", help="One trajectory per NVTX layer or per kernel.")
+    ] = KernelOrLayer.layer,
     depth: Annotated[
         int, typer.Option("--depth", "-d", min=1, help="With --by layer: NVTX depth of a layer.")
     ] = 1,
@@ -63,7 +65,7 @@ def trajectory(
         ceiling_choice(ceilings),
     )  # fmt: skip
     fixed = ", ".join(f"{k}={v}" for k, v in sorted(t.where.items()))
-    what = f"NVTX layers at depth {depth}" if by is By.layer else "kernels"
+    what = f"NVTX layers at depth {depth}" if by is KernelOrLayer.layer else "kernels"
     title = f"Roofline trajectories as {vary} varies · {what}" + (f" · {fixed}" if fixed else "")
     save_chart(trajectory_chart(t.rows, t.ceilings, level=level.value, title=title), out)
     series = t.rows.column("series").to_pylist()

@@ -58,7 +58,7 @@ WITH run AS (
 gpu AS (
     SELECT min(g.gpu) AS gpu
     FROM datasheet_gpus AS g, run AS r
-    WHERE regexp_full_match(datasheet_name(r.gpu_name), g.match)
+    WHERE regexp_matches(datasheet_name(r.gpu_name), '^(?:' || g.match || ')$')
         AND (r.compute_capability IS NULL OR g.compute_capability = r.compute_capability)
 ),
 cpu_keys AS (
@@ -104,25 +104,37 @@ c AS (
         END AS candidates
     FROM o
 ),
+ranked AS (
+    SELECT
+        c.op_id,
+        r.ceiling,
+        r.value,
+        row_number() OVER (PARTITION BY c.op_id ORDER BY array_position(c.candidates, r.ceiling)) AS rk
+    FROM c
+    JOIN roofs AS r ON list_contains(c.candidates, r.ceiling)
+),
+dram AS (
+    SELECT max(value) AS bw_dram FROM roofs WHERE ceiling = 'DRAM'
+),
 p AS (
     SELECT
         c.*,
-        (SELECT r.value FROM roofs AS r WHERE list_contains(c.candidates, r.ceiling)
-            ORDER BY list_position(c.candidates, r.ceiling) LIMIT 1) AS peak_flops_per_s,
-        (SELECT r.ceiling FROM roofs AS r WHERE list_contains(c.candidates, r.ceiling)
-            ORDER BY list_position(c.candidates, r.ceiling) LIMIT 1) AS peak_ceiling,
-        (SELECT max(value) FROM roofs WHERE ceiling = 'DRAM') AS bw_dram,
+        k.value AS peak_flops_per_s,
+        k.ceiling AS peak_ceiling,
+        d.bw_dram,
         nullif(c.flops, 0) / nullif(c.bytes, 0) AS ai,
         nullif(c.flops, 0) / nullif(c.bytes_dram_modelled, 0) AS ai_dram_modelled,
         c.flops * 1e9 / nullif(c.time_ns, 0) AS flops_per_s
     FROM c
+    LEFT JOIN ranked AS k ON k.op_id = c.op_id AND k.rk = 1
+    CROSS JOIN dram AS d
 ),
 t AS (
     SELECT
         *,
         attainable(peak_flops_per_s, ai, bw_dram) AS attainable_flops_per_s,
         CASE WHEN flops IS NOT NULL AND peak_flops_per_s IS NOT NULL AND bw_dram IS NOT NULL AND bytes IS NOT NULL
-            THEN greatest(flops / peak_flops_per_s * 1e9, bytes / bw_dram * 1e9, $launch_overhead_ns) END AS t_min_ns
+            THEN greatest(flops / peak_flops_per_s * 1e9, bytes / bw_dram * 1e9, $launch_overhead_ns::DOUBLE) END AS t_min_ns
     FROM p
 )
 SELECT

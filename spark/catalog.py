@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from rooflake import queries
-from rooflake.schema import QueryError
+from rooflake.schema import QueryError, datasheets
 from rooflake.spark.tables import table_frames
 from rooflake.spark.translate import query_sql
 from rooflake.store import Store
@@ -71,8 +71,9 @@ def _store(store: Store | str | Path | None) -> Store:
 
 def register(spark: Any, store: Store | str | Path | None) -> list[str]:
     """Create (or replace) on ``spark`` a temp view per store table (``runs``, ``kernels``, ``metrics``,
-    ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``: the store's Parquet files, published runs
-    only, columns of ``rooflake.schema.TABLES``) and one per parameter-free named query (columns: its
+    ``ceilings``, ``ranges``, ``memops``, ``coverage``, ``estimates``, ``ops``: the store's Parquet files,
+    published runs only, columns of ``rooflake.schema.TABLES``), the datasheet catalog's ``datasheets`` and
+    ``datasheet_gpus`` (:func:`rooflake.schema.datasheets.tables`), and one per parameter-free named query (columns: its
     ``-- Columns:`` block, as in DuckDB). Sets :data:`REGISTER_CONF` on the session (a Spark bug). Returns the view names, in creation order. Raises :class:`QueryError`
     naming a query Spark refuses."""
     st = _store(store)
@@ -82,6 +83,9 @@ def register(spark: Any, store: Store | str | Path | None) -> list[str]:
     for t, df in table_frames(spark, st).items():
         df.createOrReplaceTempView(t)
         names.append(t)
+    for name, table in datasheets.tables().items():  # the package's catalog, as DuckDB's connections see it
+        spark.createDataFrame(table).createOrReplaceTempView(name)
+        names.append(name)
     for name in queries.views():
         _sql(spark, query_sql(name), {}, name).createOrReplaceTempView(name)
         names.append(name)

@@ -39,7 +39,8 @@ OTHERS = [
 ]
 NSYS = (
     FIXTURES / "nsys" / "MohanadOdema__DLProf__nsys_profile.sqlite"
-)  # kernels, memops, NVTX push/pop ranges
+)  # kernels, memops, NVTX push/pop ranges, PyProf shape texts (ops)
+TRACE = Path(__file__).parent / "data" / "torch" / "h100_bert-small_inference.json.gz"  # ops with shapes
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     batches = [
         ([NCU / FA3], {"model": "attention", "variant": "fa3"}),
         ([NCU / DB_FULL], {"model": "attention", "variant": "db_full"}),
-        ([NCU / n for n in OTHERS] + [NSYS], {}),
+        ([NCU / n for n in OTHERS] + [NSYS, TRACE], {}),
     ]
     for paths, labels in batches:
         results = list(ingest_paths(paths, root, labels, workers=2))
@@ -168,7 +169,7 @@ def test_parameter_free_query_same_rows_on_spark(spark: Any, store: Store, name:
 
 def _cases(store: Store) -> dict[str, list[dict[str, Any]]]:
     fa3, db, nsys = _run(store, FA3), _run(store, DB_FULL), _run(store, NSYS.name)
-    nvtx, est = _run(store, OTHERS[0]), _run(store, "spark test model")
+    nvtx, est, trace = _run(store, OTHERS[0]), _run(store, "spark test model"), _run(store, TRACE.name)
     key = store.query("SELECT min(machine_key) AS k FROM ceilings").to_pylist()[0]["k"]
     return {
         "compare_kernels": [{"base_run": fa3, "new_run": db}],
@@ -185,6 +186,8 @@ def _cases(store: Store) -> dict[str, list[dict[str, Any]]]:
         ],  # fmt: skip
         "range_roofline": [{"run_id": nsys, "estimates_run_id": est, "machine_key": key}],
         "estimate_vs_measured": [{"run_id": nsys, "estimates_run_id": est, "domain": "<default domain>"}],
+        "op_roofline": [{"run_id": trace}, {"run_id": nsys, "launch_overhead_ns": 2000.0}],
+        "op_summary": [{"run_id": trace}],
     }
 
 

@@ -117,13 +117,8 @@ def layers(
         return Layers(run_id, table, coverage, None, timed_by="ranges")
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     params = {"run_id": run_id, "depth": depth, "match": match, "device": device, "domain": domain}
-    table = fetch(
-        con,
-        "run_layers",
-        params,
-        tables={"kernels": matched.store_kernels} if matched else None,
-        what=f"layers of run {run_id}",
-    )
+    shadow = {"kernels": matched.store_kernels} if matched else None
+    table = fetch(con, "run_layers", params, tables=shadow, what=f"layers of run {run_id}")
     table = with_modelled_work(con, run_id, depth, table, "kernel_time_ns")
     coverage = fetch(con, "coverage_summary", {"run_id": run_id})
     if device is not None:  # (the layers are of that device: so is their coverage)
