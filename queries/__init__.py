@@ -12,9 +12,12 @@ views of :mod:`rooflake.views` run besides these are in ``queries/steps/``. The 
 from __future__ import annotations
 
 from rooflake.queries.runner import (
+    Column,
     Query,
     all_names,
     check_regex,
+    column_types,
+    column_units,
     columns,
     connect,
     dependencies,
@@ -31,9 +34,12 @@ from rooflake.queries.runner import (
 )
 
 __all__ = [
+    "Column",
     "Query",
     "all_names",
     "check_regex",
+    "column_types",
+    "column_units",
     "columns",
     "connect",
     "dependencies",

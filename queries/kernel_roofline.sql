@@ -4,45 +4,50 @@
 -- the kernel's attainable = min over levels; bound = the level (or the pipe) whose roof is lowest at its AI.
 -- Ceilings are the kernel's own (peak_sustained x its clocks: view kernel_roofs, which also says which tensor roof).
 -- Columns:
---   run_id               run
---   kernel_id            kernel launch (kernels table)
---   name                 demangled kernel name
---   short_name           base name
---   nvtx_path            domain:outer/.../leaf NVTX path (NULL outside every range)
---   precision            fp64 | fp32 | fp16 | tensor
---   is_dominant          this precision has the kernel's largest FLOP count (NaN counts as none; ties: first of fp64,
---                        fp32, fp16, tensor)
---   duration_ns          ns
---   flops                FLOP of this precision
---   bytes_l1             byte at L1
---   bytes_l2             byte at L2
---   bytes_dram           byte at DRAM
---   ai_l1                FLOP/byte at L1 (NULL where bytes are 0 or missing)
---   ai_l2                FLOP/byte at L2
---   ai_dram              FLOP/byte at DRAM
---   achieved_flops_per_s FLOP/s = flops / duration
---   peak_flops_per_s     FLOP/s, the pipe's ceiling
---   peak_ceiling         name of that ceiling in `ceilings` / run_ceilings: FP64 | FP32 | FP16, or the kernel's tensor
---                        roof (kernel_roofs.tensor_roof, e.g. 'TENSOR FP16→FP32'); NULL where the report has no peak
---   bw_l1                byte/s, L1's ceiling
---   bw_l2                byte/s, L2's ceiling
---   bw_dram              byte/s, DRAM's ceiling
---   ridge_l1             FLOP/byte = peak / bandwidth at L1
---   ridge_l2             FLOP/byte at L2
---   ridge_dram           FLOP/byte at DRAM
---   attainable_l1        FLOP/s = min(peak, AI_L1 * W_L1) (macro attainable)
---   attainable_l2        FLOP/s at L2
---   attainable_dram      FLOP/s at DRAM
---   attainable_flops_per_s  FLOP/s, the lowest of the levels' attainable
---   fraction_of_roof     achieved / attainable (0..1; > 1 is a physics violation)
---   zero_flops           the kernel executed no FLOPs of this precision (copies, casts: no place on a log-AI axis)
---   bound                DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (macro roof_bound; NULL without ceilings or
---                        FLOPs), over the levels that have both bytes and a roof
---   levels_without_roof  levels with bytes but no roof in the report (the bound cannot account for them)
---   above_roof           achieved exceeds attainable by more than 0.1 % (macro above_roof)
---   flags                kernel flags from ingest (nan_duration, zero_peak, ...)
---   flops_uncounted      the precisions whose FLOP counter the kernel lacks (no row of theirs): 0 FLOPs where
---                        counted is then not a zero-FLOP kernel (an int8 GEMM without its Tensor-Core counts)
+--   run_id                 VARCHAR   -       run
+--   kernel_id              BIGINT    -       kernel launch (kernels table)
+--   name                   VARCHAR   -       demangled kernel name
+--   short_name             VARCHAR   -       base name
+--   nvtx_path              VARCHAR   -       domain:outer/.../leaf NVTX path (NULL outside every range)
+--   precision              VARCHAR   -       fp64 | fp32 | fp16 | tensor
+--   is_dominant            BOOLEAN   -       this precision has the kernel's largest FLOP count (NaN counts as none;
+--                                            ties: first of fp64, fp32, fp16, tensor)
+--   duration_ns            DOUBLE    ns      the launch's duration
+--   flops                  DOUBLE    FLOP    of this precision
+--   bytes_l1               DOUBLE    byte    at L1
+--   bytes_l2               DOUBLE    byte    at L2
+--   bytes_dram             DOUBLE    byte    at DRAM
+--   ai_l1                  DOUBLE    FLOP/byte at L1 (NULL where bytes are 0 or missing)
+--   ai_l2                  DOUBLE    FLOP/byte at L2
+--   ai_dram                DOUBLE    FLOP/byte at DRAM
+--   achieved_flops_per_s   DOUBLE    FLOP/s  = flops / duration
+--   peak_flops_per_s       DOUBLE    FLOP/s  the pipe's ceiling
+--   peak_ceiling           VARCHAR   -       name of that ceiling in `ceilings` / run_ceilings: FP64 | FP32 | FP16,
+--                                            or the kernel's tensor roof (kernel_roofs.tensor_roof, e.g. 'TENSOR
+--                                            FP16→FP32'); NULL where the report has no peak
+--   bw_l1                  DOUBLE    byte/s  L1's ceiling
+--   bw_l2                  DOUBLE    byte/s  L2's ceiling
+--   bw_dram                DOUBLE    byte/s  DRAM's ceiling
+--   ridge_l1               DOUBLE    FLOP/byte = peak / bandwidth at L1
+--   ridge_l2               DOUBLE    FLOP/byte at L2
+--   ridge_dram             DOUBLE    FLOP/byte at DRAM
+--   attainable_l1          DOUBLE    FLOP/s  = min(peak, AI_L1 * W_L1) (macro attainable)
+--   attainable_l2          DOUBLE    FLOP/s  at L2
+--   attainable_dram        DOUBLE    FLOP/s  at DRAM
+--   attainable_flops_per_s DOUBLE    FLOP/s  the lowest of the levels' attainable
+--   fraction_of_roof       DOUBLE    1       achieved / attainable (0..1; > 1 is a physics violation)
+--   zero_flops             BOOLEAN   -       the kernel executed no FLOPs of this precision (copies, casts: no place
+--                                            on a log-AI axis)
+--   bound                  VARCHAR   -       DRAM | L2 | L1 | FP64 | FP32 | FP16 | TENSOR (macro roof_bound; NULL
+--                                            without ceilings or FLOPs), over the levels that have both bytes and a
+--                                            roof
+--   levels_without_roof    VARCHAR[] -       levels with bytes but no roof in the report (the bound cannot account
+--                                            for them)
+--   above_roof             BOOLEAN   -       achieved exceeds attainable by more than 0.1 % (macro above_roof)
+--   flags                  VARCHAR[] -       kernel flags from ingest (nan_duration, zero_peak, ...)
+--   flops_uncounted        VARCHAR[] -       the precisions whose FLOP counter the kernel lacks (no row of theirs): 0
+--                                            FLOPs where counted is then not a zero-FLOP kernel (an int8 GEMM without
+--                                            its Tensor-Core counts)
 WITH c AS (SELECT * FROM kernel_roofs),
 p AS (
     SELECT

@@ -3,20 +3,21 @@
 -- run's launches, with min and max beside it so clock drift is visible. NaN or zero peaks
 -- (a failed replay) are left out of the median and counted.
 -- Columns:
---   run_id                    run
---   machine_key               gpu|cc|sm clock of the first kernel
---   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>][ SPARSE] (e.g. TENSOR
---                             FP16→FP32: one per Tensor-Core op path, named by its source type; catalog.TensorPath)
---   kind                      bandwidth | compute
---   value                     byte/s or FLOP/s, median over kernels with a valid peak
---   value_min                 byte/s or FLOP/s, lowest valid peak of the run's launches
---   value_max                 byte/s or FLOP/s, highest
---   clock_hz                  Hz, median clock of the unit the peak holds at
---   unit                      byte/s | FLOP/s
---   formula                   metric names used
---   source                    ncu-report | ...
---   n_kernels                 launches with a valid peak
---   n_invalid                 launches whose peak is NaN or 0
+--   run_id                 VARCHAR   -       run
+--   machine_key            VARCHAR   -       gpu|cc|sm clock of the first kernel
+--   ceiling                VARCHAR   -       DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>][ SPARSE]
+--                                            (e.g. TENSOR FP16→FP32: one per Tensor-Core op path, named by its source
+--                                            type; catalog.TensorPath)
+--   kind                   VARCHAR   -       bandwidth | compute
+--   value                  DOUBLE    <unit>  median over kernels with a valid peak
+--   value_min              DOUBLE    <unit>  lowest valid peak of the run's launches
+--   value_max              DOUBLE    <unit>  highest
+--   clock_hz               DOUBLE    Hz      median clock of the unit the peak holds at
+--   unit                   VARCHAR   -       byte/s | FLOP/s (the unit of value, value_min, value_max)
+--   formula                VARCHAR   -       metric names used
+--   source                 VARCHAR   -       ncu-report | ...
+--   n_kernels              BIGINT    -       launches with a valid peak
+--   n_invalid              BIGINT    -       launches whose peak is NaN or 0
 SELECT
     run_id,
     min(machine_key) AS machine_key,

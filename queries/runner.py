@@ -8,8 +8,10 @@ Files (docs/architecture.md §6.5):
 
 - ``queries/<name>.sql``: the named queries, one question each. A header comment says what the query answers
   (``-- <name>: ...``), an optional ``-- Parameters: $a, $b = <default>.`` line names its parameters, and a
-  ``-- Columns:`` block gives one comment per output column with its unit (``--   <column>  <unit, meaning>``;
-  deeper-indented lines continue the text; ``<table>.*`` stands for every column of a store table, in order).
+  ``-- Columns:`` block gives one comment per output column (``--   <column>  <TYPE>  <unit>  <meaning>``: its
+  DuckDB type, its unit or ``-``, what it holds, as Perfetto's stdlib types its columns: :class:`Column`; the type
+  and unit may be left out, ``--   <column>  <unit, meaning>``; deeper-indented lines continue the text;
+  ``<table>.*`` stands for every column of a store table, in order).
   A parameter-free query is a view of the same name; a parameterized one is a table macro of the same name, its
   parameters in the declared order (``SELECT * FROM time_roofline('RUN_ID', 1000)``).
 - ``queries/steps/<name>.sql``: the statements a view of :mod:`rooflake.views` runs besides the named queries
@@ -36,12 +38,33 @@ _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 _COMMENT = re.compile(r"--[^\n]*")
 _STRING = re.compile(r"'(?:[^']|'')*'")
 _COMMENT_MARK = re.compile(r"\n--")
-_COLUMN = re.compile(r"^-- {3}(\S+)(?:\s|$)")
+_COLUMN = re.compile(r"^-- {3}(\S+)(?:\s+(.*))?$")
+#: the DuckDB types a ``-- Columns:`` line may declare (with ``[]`` for a list of one), as DuckDB names them
+#: (``TIMESTAMPTZ``: what DuckDB prints as ``TIMESTAMP WITH TIME ZONE``)
+TYPES = frozenset(
+    ("VARCHAR", "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UBIGINT", "UINTEGER", "FLOAT",
+     "DOUBLE", "DATE", "TIMESTAMP", "TIMESTAMPTZ", "INTERVAL", "BLOB", "JSON")
+)  # fmt: skip
+_TYPED = re.compile(r"^([A-Z]+(?:\[\])*)\s+(\S+?),?(?:\s+(.*))?$")
 # the datasheet catalog's tables (rooflake.schema.datasheets.tables), registered on a cursor whose SQL names them
 _DATASHEETS = re.compile(r"\bdatasheet", re.IGNORECASE)
 # the ceiling sources registry (rooflake.schema.ceiling_sources.table), likewise
 CEILING_SOURCES = "ceiling_sources"
 _CEILING_SOURCES = re.compile(rf"\b{CEILING_SOURCES}\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One line of a ``-- Columns:`` block: ``--   <name>  <TYPE>  <unit>  <meaning>`` (Perfetto's stdlib style:
+    ``--   duration_ns  DOUBLE  ns  ...``). ``type``: a DuckDB type of :data:`TYPES` (``VARCHAR[]`` for a list), None
+    on a line that declares none; ``unit``: the unit (``ns``, ``FLOP/s``, ``byte``), None where the line says ``-``
+    (a name, a flag, a count of things that has no unit) or declares no type; ``text``: the rest, continuation lines
+    joined."""
+
+    name: str
+    type: str | None
+    unit: str | None
+    text: str
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,7 @@ class Query:
     columns: tuple[str, ...]
     public: bool
     given: tuple[str, ...] = ()
+    typed: tuple[Column, ...] = ()
 
     @property
     def header(self) -> str:
@@ -109,10 +133,30 @@ def parse(name: str, text: str, public: bool) -> Query:
         if default.strip():
             defaults[params[-1]] = default.strip()
     given = [g.strip(" .") for g in _COMMENT_MARK.sub(" ", head.get("Given", "")).split(",") if g.strip(" .")]
-    columns = [
-        m.group(1).strip(",") for line in head.get("Columns", "").splitlines() if (m := _COLUMN.match(line))
-    ]
-    return Query(name, text, tuple(params), defaults, tuple(columns), public, tuple(given))
+    typed = _columns(head.get("Columns", ""))
+    columns = tuple(c.name for c in typed)
+    return Query(name, text, tuple(params), defaults, columns, public, tuple(given), typed)
+
+
+def _columns(block: str) -> tuple[Column, ...]:
+    """The :class:`Column` of each ``--   <name>  [<TYPE>  <unit>]  <text>`` line of a ``-- Columns:`` block
+    (deeper-indented lines continue the text)."""
+    out: list[Column] = []
+    for line in block.splitlines():
+        m = _COLUMN.match(line)
+        if m is None:
+            if out and line.startswith("--    "):
+                last = out[-1]
+                out[-1] = Column(last.name, last.type, last.unit, f"{last.text} {line[2:].strip()}".strip())
+            continue
+        name, rest = m.group(1).strip(","), (m.group(2) or "").strip()
+        t = _TYPED.match(rest)
+        if t is not None and re.sub(r"(\[\])+$", "", t.group(1)) in TYPES:
+            unit = None if t.group(2) == "-" else t.group(2)
+            out.append(Column(name, t.group(1), unit, (t.group(3) or "").strip()))
+        else:
+            out.append(Column(name, None, None, rest))
+    return tuple(out)
 
 
 @functools.cache
@@ -172,6 +216,17 @@ def header(name: str) -> str:
 def columns(name: str) -> list[str]:
     """The output columns a query's ``-- Columns:`` block documents, in order (``<table>.*`` entries as written)."""
     return list(query(name).columns)
+
+
+def column_types(name: str) -> dict[str, str]:
+    """``{column: DuckDB type}`` of the columns query ``name``'s ``-- Columns:`` block types (:class:`Column`), in
+    order; a column whose line declares no type is left out."""
+    return {c.name: c.type for c in query(name).typed if c.type is not None}
+
+
+def column_units(name: str) -> dict[str, str | None]:
+    """``{column: unit}`` of the typed columns of query ``name`` (None: the line says ``-``, no unit)."""
+    return {c.name: c.unit for c in query(name).typed if c.type is not None}
 
 
 @functools.cache

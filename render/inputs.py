@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 
-from rooflake.render.marks import LEVEL_ORDER
+from rooflake.render import rows as dict_rows
 from rooflake.schema.duck import Rows
 
 if TYPE_CHECKING:
@@ -34,24 +34,9 @@ __all__ = [
 
 Table: TypeAlias = "pa.Table | pl.DataFrame | Rows"
 
-#: Columns of ``kernel_roofline`` that :func:`rooflake.render.roofline_chart` needs.
-POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
-#: Its display-only columns (filled with nulls when absent). ``peak_ceiling`` names the row's compute roof and
-#: ``peak_flops_per_s`` is its value: when present, the chart draws exactly those roofs.
-POINT_OPTIONAL: dict[str, pl.DataType] = {
-    "short_name": pl.String(),
-    "nvtx_path": pl.String(),
-    "is_dominant": pl.Boolean(),
-    "zero_flops": pl.Boolean(),
-    "attainable_flops_per_s": pl.Float64(),
-    "fraction_of_roof": pl.Float64(),
-    "bound": pl.String(),
-    "above_roof": pl.Boolean(),
-    "flags": pl.List(pl.String()),
-    "peak_ceiling": pl.String(),
-    "peak_flops_per_s": pl.Float64(),
-    **{f"{q}_{lv}": pl.Float64() for q in ("bytes", "attainable") for lv in LEVEL_ORDER},
-}
+#: Columns of ``kernel_roofline`` that :func:`rooflake.render.roofline_chart` needs (one list with the dict path:
+#: :data:`rooflake.render.rows.POINT_REQUIRED`).
+POINT_REQUIRED = dict_rows.POINT_REQUIRED
 #: Columns of ``run_ceilings`` every chart needs; ``label`` (optional) is the roof's display name.
 CEILING_REQUIRED = ("ceiling", "kind", "value")
 CEILING_OPTIONAL: dict[str, pl.DataType] = {
@@ -115,6 +100,14 @@ def _polars_type(duck: str, what: str) -> pl.DataType:
             f"{what}: a column of DuckDB type {duck} has no polars type here (pass an Arrow table)"
         )
     return _POLARS_OF_DUCKDB[duck]
+
+
+#: The display-only columns of ``kernel_roofline`` (filled with nulls when absent):
+#: :data:`rooflake.render.rows.POINT_OPTIONAL_TYPES` with polars types. ``peak_ceiling`` names the row's compute roof
+#: and ``peak_flops_per_s`` is its value: when present, the chart draws exactly those roofs.
+POINT_OPTIONAL: dict[str, pl.DataType] = {
+    c: _polars_type(t, "kernel_roofline") for c, t in dict_rows.POINT_OPTIONAL_TYPES.items()
+}
 
 
 def rows_frame(rows: Rows, what: str = "rows") -> pl.DataFrame:

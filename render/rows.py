@@ -107,13 +107,24 @@ SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 THEME_CONFIG: dict[str, Any] = {"view": {"continuousWidth": 300, "continuousHeight": 300}}
 WIDTH, HEIGHT = 640, 420
 TEXT_STYLE: dict[str, Any] = {"baseline": "bottom", "dy": -3, "fontSize": 11, "color": "#333333"}
-#: Every column of ``kernel_roofline`` the chart reads (rooflake.render.inputs' POINT_REQUIRED and POINT_OPTIONAL)
-POINT_COLUMNS = (
-    *("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s"),
-    *("short_name", "nvtx_path", "is_dominant", "zero_flops", "attainable_flops_per_s", "fraction_of_roof"),
-    *("bound", "above_roof", "flags", "peak_ceiling", "peak_flops_per_s"),
-    *(f"{q}_{lv}" for q in ("bytes", "attainable") for lv in LEVEL_ORDER),
-)
+#: Columns of ``kernel_roofline`` that the roofline chart needs.
+POINT_REQUIRED = ("run_id", "kernel_id", "name", "precision", "duration_ns", "flops", "achieved_flops_per_s")
+#: Its display-only columns (nulls when absent), with their DuckDB types as the query's ``-- Columns:`` block
+#: declares them (tests/test_query_columns.py holds the two equal); ``rooflake.render.inputs.POINT_OPTIONAL`` is
+#: this with polars types. ``peak_ceiling`` names the row's compute roof and ``peak_flops_per_s`` is its value.
+POINT_OPTIONAL_TYPES: dict[str, str] = {
+    **{c: "VARCHAR" for c in ("short_name", "nvtx_path")},
+    **{c: "BOOLEAN" for c in ("is_dominant", "zero_flops")},
+    **{c: "DOUBLE" for c in ("attainable_flops_per_s", "fraction_of_roof")},
+    "bound": "VARCHAR",
+    "above_roof": "BOOLEAN",
+    "flags": "VARCHAR[]",
+    "peak_ceiling": "VARCHAR",
+    "peak_flops_per_s": "DOUBLE",
+    **{f"{q}_{lv}": "DOUBLE" for q in ("bytes", "attainable") for lv in LEVEL_ORDER},
+}
+#: Every column of ``kernel_roofline`` the chart reads
+POINT_COLUMNS = (*POINT_REQUIRED, *POINT_OPTIONAL_TYPES)
 #: Columns of ``run_ceilings`` a chart reads (rooflake.render.inputs' CEILING_REQUIRED and CEILING_OPTIONAL)
 CEILING_COLUMNS = (
     *("ceiling", "kind", "value", "run_id", "machine_key", "value_min", "value_max", "clock_hz", "unit"),

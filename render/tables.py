@@ -14,30 +14,14 @@ import polars as pl
 from rooflake.render.formats import flags_text, truncate
 from rooflake.render.inputs import Table, conform, frame, positive, typed
 from rooflake.render.marks import LEVEL_LABEL, LEVEL_ORDER
+from rooflake.render.rows import LONG_COLUMNS
 
 __all__ = ["has_flops", "has_time", "kernel_keys", "level_points", "select_rows", "zero_flop_table"]
 
+#: The long frame's columns: the dict path's (:data:`rooflake.render.rows.LONG_COLUMNS`) with polars types
 _LONG_COLUMNS: dict[str, pl.DataType | None] = {
-    "run_id": pl.String(),
-    "kernel_id": pl.Int64(),
-    "name": None,
-    "kernel": None,
-    "short_name": pl.String(),
-    "nvtx_path": pl.String(),
-    "precision": pl.String(),
-    "level": None,
-    "ai": pl.Float64(),
-    "achieved_flops_per_s": pl.Float64(),
-    "attainable_level": pl.Float64(),
-    "attainable_flops_per_s": pl.Float64(),
-    "fraction_of_roof": pl.Float64(),
-    "bound": pl.String(),
-    "duration_ns": pl.Float64(),
-    "flops": pl.Float64(),
-    "bytes_level": pl.Float64(),
-    "above_roof": None,
-    "flags": None,
-    "flagged": None,
+    c: None if t is None else {str: pl.String(), int: pl.Int64(), float: pl.Float64()}[t]
+    for c, t in LONG_COLUMNS.items()
 }
 _ZERO_COLUMNS: dict[str, pl.DataType | None] = {
     "run_id": pl.String(),

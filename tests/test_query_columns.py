@@ -197,3 +197,71 @@ def test_no_column_is_a_decimal(con: Any, name: str) -> None:
     got = queries.fetch(con, name, params, tables=_given(con, name))
     decimals = [f.name for f in got.schema if pa.types.is_decimal(f.type)]
     assert not decimals, f"{name}.sql returns {decimals} as decimals"
+
+
+#: the queries the render side reads: every column of theirs declares its DuckDB type and unit
+RENDERED = ("kernel_roofline", "run_ceilings", "own_run_ceilings", "source_run_ceilings")
+
+
+def _duck(t: str) -> str:
+    """A declared type as DuckDB prints it."""
+    return t.replace("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE")
+
+
+@pytest.mark.parametrize("name", [n for n in queries.all_names() if queries.column_types(n)])
+def test_declared_types_are_the_real_types(con: Any, name: str) -> None:
+    """A ``-- Columns:`` line that gives a type (``--   duration_ns  DOUBLE  ns  ...``) gives DuckDB's own."""
+    q = queries.query(name)
+    params = {p: PARAMS[p] for p in q.parameters if p in PARAMS}
+    got = queries.fetch(con, name, params, tables=_given(con, name), as_rows=True)
+    real = dict(zip(got.names, map(str, got.types), strict=True))
+    wrong = {c: (t, real.get(c)) for c, t in queries.column_types(name).items() if _duck(t) != real.get(c)}
+    assert not wrong, f"{name}.sql: declared type, DuckDB's: {wrong}"
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_the_rendered_queries_type_every_column(name: str) -> None:
+    untyped = [c.name for c in queries.query(name).typed if c.type is None]
+    assert not untyped, f"{name}.sql: give these a type and a unit ('-' for none): {untyped}"
+
+
+def test_the_render_side_reads_declared_columns_of_their_types() -> None:
+    """The columns of kernel_roofline and run_ceilings that the charts read (rooflake.render.inputs) are columns
+    the queries declare, of the polars type their declared DuckDB type becomes: a column renamed or retyped in the
+    .sql file fails here, not silently in a chart."""
+    from rooflake.render import inputs, rows
+
+    def polars_of(duck: str) -> Any:
+        return inputs._polars_type(duck, "test")  # the render side's own DuckDB -> polars map
+
+    for name, required, optional in (
+        ("kernel_roofline", inputs.POINT_REQUIRED, inputs.POINT_OPTIONAL),
+        (
+            "run_ceilings",
+            inputs.CEILING_REQUIRED,
+            {k: v for k, v in inputs.CEILING_OPTIONAL.items() if k != "label"},
+        ),
+    ):
+        declared = queries.column_types(name)
+        assert set(required) <= set(declared), set(required) - set(declared)
+        assert {c: polars_of(declared.get(c, "VARCHAR")) for c in optional} == optional
+    read = queries.column_types("kernel_roofline")
+    assert set(rows.POINT_COLUMNS) <= set(read)
+    assert {c: read[c] for c in rows.POINT_OPTIONAL_TYPES} == rows.POINT_OPTIONAL_TYPES
+    long_from_query = {c: t for c, t in rows.LONG_COLUMNS.items() if c in read and t is not None}
+    python = {"VARCHAR": str, "BIGINT": int, "DOUBLE": float}
+    assert {c: python[read[c]] for c in long_from_query} == long_from_query
+
+
+def test_a_typed_column_line_parses() -> None:
+    text = (
+        "-- q: x\n-- Columns:\n--   a    DOUBLE  ns, the time\n--        more\n--   b    VARCHAR[]  -  flags\n"
+        "--   c    DRAM | L2 (untyped)\nSELECT 1"
+    )
+    q = queries.runner.parse("q", text, public=False)
+    assert [(c.name, c.type, c.unit, c.text) for c in q.typed] == [
+        ("a", "DOUBLE", "ns", "the time more"),
+        ("b", "VARCHAR[]", None, "flags"),
+        ("c", None, None, "DRAM | L2 (untyped)"),
+    ]
+    assert q.columns == ("a", "b", "c") and queries.column_types("kernel_roofline")["flags"] == "VARCHAR[]"

@@ -6,22 +6,23 @@
 -- row with a value > 0, and its roofs come from source_run_ceilings.
 -- Parameters: $run_id.
 -- Columns:
---   run_id                    run the roofs are drawn for
---   machine_key               gpu|cc|sm clock of the first kernel
---   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the report names it)
---   kind                      bandwidth | compute
---   value                     byte/s or FLOP/s, median over the launches with a valid peak
---   value_min                 same unit, lowest valid peak of the run's launches
---   value_max                 same unit, highest
---   clock_hz                  Hz, median profiled clock of the unit the peak holds at
---   unit                      byte/s | FLOP/s
---   formula                   metric names used
---   source                    the report's source (ncu-report)
---   n_kernels                 launches with a valid peak
---   n_invalid                 launches whose peak is NaN or 0
---   source_label              the source as a legend names it, with the clock in GHz where it is known (as
---                             source_run_ceilings writes it)
---   overlay                   false: every row is of the source the points are against
+--   run_id                 VARCHAR   -       run the roofs are drawn for
+--   machine_key            VARCHAR   -       gpu|cc|sm clock of the first kernel
+--   ceiling                VARCHAR   -       DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the
+--                                            report names it)
+--   kind                   VARCHAR   -       bandwidth | compute
+--   value                  DOUBLE    <unit>  median over the launches with a valid peak
+--   value_min              DOUBLE    <unit>  lowest valid peak of the run's launches
+--   value_max              DOUBLE    <unit>  highest
+--   clock_hz               DOUBLE    Hz      median profiled clock of the unit the peak holds at
+--   unit                   VARCHAR   -       byte/s | FLOP/s (the unit of value, value_min, value_max)
+--   formula                VARCHAR   -       metric names used
+--   source                 VARCHAR   -       the report's source (ncu-report)
+--   n_kernels              BIGINT    -       launches with a valid peak
+--   n_invalid              BIGINT    -       launches whose peak is NaN or 0
+--   source_label           VARCHAR   -       the source as a legend names it, with the clock in GHz where it is known
+--                                            (as source_run_ceilings writes it)
+--   overlay                BOOLEAN   -       false: every row is of the source the points are against
 SELECT
     run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
     n_kernels, n_invalid,

@@ -8,25 +8,27 @@
 -- Given: run_ceiling_rows, machine_ceiling_rows.
 -- Parameters: $run_id, $machine, $sources, $primary.
 -- Columns:
---   run_id                    run the roofs are drawn for
---   machine_key               report rows: gpu|cc|sm clock of the first kernel; other sources: the machine
---                             ($machine: the datasheet's GPU or the run's gpu_name)
---   ceiling                   DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the source names it)
---   kind                      bandwidth | compute
---   value                     byte/s, FLOP/s or op/s: the source's median
---   value_min                 same unit, lowest row of the source (launches, runs)
---   value_max                 same unit, highest
---   clock_hz                  Hz, the clock the value holds at (report: profiled unit clock; datasheet: boost; NULL
---                             where the source does not say)
---   unit                      byte/s | FLOP/s | op/s
---   formula                   how the source got the value (metric names, ERT units, datasheet text)
---   source                    ceilings.source, one of the ceiling_sources registry's (ncu-report, measured, ...)
---   n_kernels                 report: launches with a valid peak; other sources: rows behind the value
---   n_invalid                 report: launches whose peak is NaN or 0; other sources: 0
---   source_label              the source as a legend names it: 'ncu-report', 'datasheet, boost clock', 'ert',
---                             'measured' (with the clock in GHz where it is known)
---   overlay                   false for the rows of $primary (the source the points are against), true for the
---                             other sources drawn beside it (--ceilings all)
+--   run_id                 VARCHAR   -       run the roofs are drawn for
+--   machine_key            VARCHAR   -       report rows: gpu|cc|sm clock of the first kernel; other sources: the
+--                                            machine ($machine: the datasheet's GPU or the run's gpu_name)
+--   ceiling                VARCHAR   -       DRAM, L2, L1, FP64, FP32, FP16, TENSOR <SRC>[→<DST>][ <OP>] (as the
+--                                            source names it)
+--   kind                   VARCHAR   -       bandwidth | compute
+--   value                  DOUBLE    <unit>  the source's median
+--   value_min              DOUBLE    <unit>  lowest row of the source (launches, runs)
+--   value_max              DOUBLE    <unit>  highest
+--   clock_hz               DOUBLE    Hz      the clock the value holds at (report: profiled unit clock; datasheet:
+--                                            boost; NULL where the source does not say)
+--   unit                   VARCHAR   -       byte/s | FLOP/s | op/s (the unit of value, value_min, value_max)
+--   formula                VARCHAR   -       how the source got the value (metric names, ERT units, datasheet text)
+--   source                 VARCHAR   -       ceilings.source, one of the ceiling_sources registry's (ncu-report,
+--                                            measured, ...)
+--   n_kernels              BIGINT    -       report: launches with a valid peak; other sources: rows behind the value
+--   n_invalid              BIGINT    -       report: launches whose peak is NaN or 0; other sources: 0
+--   source_label           VARCHAR   -       the source as a legend names it: 'ncu-report', 'datasheet, boost clock',
+--                                            'ert', 'measured' (with the clock in GHz where it is known)
+--   overlay                BOOLEAN   -       false for the rows of $primary (the source the points are against), true
+--                                            for the other sources drawn beside it (--ceilings all)
 WITH report AS (
     SELECT
         run_id, machine_key, ceiling, kind, value, value_min, value_max, clock_hz, unit, formula, source,
