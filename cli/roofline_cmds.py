@@ -94,6 +94,23 @@ def _what(by: By, depth: int) -> str:
     }.get(by, "kernels")
 
 
+def _modelled_columns(grain: str) -> list[Any]:
+    """The terminal columns of the points whose work is modelled (:func:`rooflake.views.roofline.modelled_table`),
+    in human units, headers saying what is measured and what modelled."""
+    from rooflake.cli.output import Column
+
+    return [
+        Column(grain, "layer", cut_start=grain == "layer"),
+        Column("time (measured)", "time_ns_measured", "ns"),
+        Column("FLOPs (model)", "flops_modelled", "FLOP"),
+        Column("bytes (model)", "bytes_modelled", "B"),
+        Column("AI", "ai", "FLOP/B"),
+        Column("FLOP/s", "flops_per_s", "FLOP/s"),
+        Column("attainable", "attainable_flops_per_s", "FLOP/s"),
+        Column("bound", "bound"),
+    ]
+
+
 def _draw(
     store: str | None,
     run_id: str | None,
@@ -121,9 +138,10 @@ def _draw(
         v.points, v.ceilings, out, level=level.value, precision=precision.value, title=title, noun=noun
     )
     if v.provenance:  # time measured, work modelled: the numbers beside the chart
-        from rooflake.cli.common import Fmt, emit
+        from rooflake.cli.output import render_table, terminal_width
 
-        emit(modelled_table(v.points, top=TOP_OPS if v.grain == "op" else None), Fmt.table, None)
+        table = modelled_table(v.points, top=TOP_OPS if v.grain == "op" else None)
+        typer.echo(render_table(table.to_pylist(), _modelled_columns(v.grain), terminal_width()))
     return (
         f"wrote {out} (run {v.run_id}, {_what(by, depth)}, level {level.value}, precision {precision.value}, "
         f"{n_zero} {v.grain}s without FLOPs"
