@@ -38,6 +38,7 @@ MODULES = (
     "layer_cmds",
     "trajectory_cmds",
     "compare_cmds",
+    "rank_cmds",
     "whatif_cmds",
     "report_cmds",
     "doctor_cmds",
@@ -56,6 +57,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "layers": ("layer_cmds",),
     "trajectory": ("trajectory_cmds",),
     "compare": ("compare_cmds",),
+    "ranks": ("rank_cmds",),
     "whatif": ("whatif_cmds",),
     "report": ("report_cmds",),
     "check": ("report_cmds",),
@@ -82,6 +84,8 @@ SUMMARIES: dict[str, str] = {
     "coverage; a run without GPU kernels (CPU): inclusive/exclusive time per NVTX range.",
     "trajectory": "Roofline trajectories: each layer's or kernel's (AI, FLOP/s) across runs that differ in one label.",
     "compare": "Compare two runs per layer and per kernel: time, FLOP/s, AI, bound, share; new and removed kernels.",
+    "ranks": "Per rank of a distributed job and per profiler step: compute, communication and idle GPU time, the "
+    "straggler of each step and its gap to the median rank.",
     "whatif": "Scale ceilings (--scale dram=2 --scale tensor=1.5), recompute every kernel's T_min and predict its time "
     "at its measured inefficiency s = T/T_min; per layer and run, the predicted total and the layers that limit it.",
     "report": "Write a static HTML report (opens offline) with PNG/SVG of each chart: per run the roofline, top layers "
@@ -101,7 +105,7 @@ NO_COMMAND = frozenset(["--help", "--version"])
 #: the commands that open the store's DuckDB database (:func:`rooflake.store.database.build`): :func:`main` starts
 #: DuckDB on a second thread while typer parses their arguments (:mod:`rooflake.store.early`)
 QUERYING = frozenset(
-    ["runs", "sql", "roofline", "layers", "trajectory", "compare", "whatif", "report", "check", "ceilings"]
+    ["runs", "sql", "roofline", "layers", "trajectory", "compare", "ranks", "whatif", "report", "check", "ceilings"]
 )
 
 

@@ -39,6 +39,7 @@ from rooflake.ingest import (
     source_bytes,
 )
 from rooflake.ingest.messages import path_text
+from rooflake.ingest.ranks import labelled_rank
 from rooflake.pipeline.isolated import run_isolated
 from rooflake.schema import InputError, RooflakeError, StoreError, UnsupportedFormatError
 from rooflake.schema.catalog import FP16_CONVENTIONS
@@ -134,13 +135,15 @@ def ingest_file(
 
     ``run_fields``: columns of the ``runs`` row the caller knows better than the file (``rl profile`` gives
     ``command_line`` and ``host``, which an nsys export lacks); any of :data:`RUN_FIELDS`, applied over the reader's
-    values before publish (None values are ignored). Re-ingesting the same bytes is a no-op (status ``exists``)
-    unless ``force``. Raises :class:`InputError` for a field that is not one of :data:`RUN_FIELDS`, other
-    :class:`RooflakeError` subclasses for bad input or an unwritable store; the store is then unchanged.
+    values before publish (None values are ignored). Labels ``rank``, ``world_size`` and ``job`` also set those
+    columns over the file's (:func:`rooflake.ingest.ranks.labelled_rank`). Re-ingesting the same bytes is a no-op
+    (status ``exists``) unless ``force``. Raises :class:`InputError` for a field that is not one of
+    :data:`RUN_FIELDS` or a bad rank label, other :class:`RooflakeError` subclasses for bad input or an unwritable store; the store is then unchanged.
     """
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r} (one of {', '.join(FP16_CONVENTIONS)})")
     extra = _run_fields(run_fields)
+    ranked = labelled_rank(labels, path)
     path = Path(path)
     store = Store(store_root)
     detect_format(path)
@@ -151,7 +154,7 @@ def ingest_file(
             return IngestResult(str(path), run_id, "exists")
         with open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
             run = out["run"]
-            row = {**run, **extra, **_ingest_fields(path, sha, labels)}
+            row = {**run, **extra, **_ingest_fields(path, sha, labels), **ranked}
             tables = _tables(out)
             res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
     note = run.get("note")

@@ -117,6 +117,27 @@ _declare(
         ("labels", _LABELS, "", "user labels (--label key=value)", "argument"),
         ("rooflake_version", _STR, "", "rooflake version that wrote the run", "importlib.metadata"),
         ("schema_version", _STR, "", "schema version of the run's tables", "schema"),
+        (
+            "rank",
+            _I64,
+            "",
+            "rank of the profiled process in its distributed job (--label rank=N overrides; NULL: not said)",
+            "torch: distributedInfo.rank",
+        ),
+        (
+            "world_size",
+            _I64,
+            "",
+            "number of ranks of the job (--label world_size=N overrides; NULL: not said)",
+            "torch: distributedInfo.world_size",
+        ),
+        (
+            "job",
+            _STR,
+            "",
+            "the distributed job the run is one rank of: the trace's folder name (--label job=NAME overrides)",
+            "folder of the file",
+        ),
     ],
     "One row per ingested source file.",
 )

@@ -29,6 +29,7 @@ FIXTURE_FREE = {
     "test_progress_bar.py",
     "test_queries.py",
     "test_query_columns.py",
+    "test_ranks.py",
     "test_render.py",
     "test_roundtrip.py",
     "test_shared_definitions.py",

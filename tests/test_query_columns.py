@@ -46,6 +46,7 @@ PARAMS: dict[str, Any] = {
     "pattern": "conv[0-9]",
     "device": None,
     "top": 10,
+    "job": "job",
     "names": ["GPU X"],
     "runs": [NCU],
     "datasheet_gpu": None,
