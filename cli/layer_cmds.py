@@ -167,6 +167,31 @@ def print_match(m: Any) -> None:
         typer.echo(f"  ncu kernel {row['kernel_id']} matched no nsys launch: {_kernel_name(row['name'])}")
 
 
+def print_collectives(table: Any, wide: bool) -> None:
+    """The run's collective kernels as their own table (a :class:`rooflake.views.layers.Layers`' ``collectives``):
+    layer, collective, launches, GPU time, bytes per launch, bus bandwidth and its fraction of the NVLink roof; the
+    reasons for what is NULL under it."""
+    from rooflake.cli.output import Column, columns_of, render_table, terminal_width
+
+    cols = [
+        Column("layer", "layer", cut_start=True),
+        Column("collective", "collective", shrink=False),
+        Column("calls", "launches"),
+        Column("GPU time", "time_ns", "ns"),
+        Column("bytes", "bytes", "B", shrink=False),
+        Column("busbw", "busbw_bytes_per_s", "B/s", shrink=False),
+        Column("of NVLink", "fraction_of_roof", "%", shrink=False),
+    ]
+    rows = table.to_pylist()
+    typer.echo(
+        render_table(
+            rows, columns_of(table.column_names) if wide else cols, None if wide else terminal_width()
+        )
+    )
+    for reason in sorted({r["roof_reason"] for r in rows if r["roof_reason"]}):
+        typer.echo(f"collectives: {reason}")
+
+
 @app.command()
 @guard
 def layers(
@@ -215,3 +240,5 @@ def layers(
         print_coverage(v.coverage)
         if v.matched is not None:
             print_match(v.matched)
+        if v.collectives is not None:
+            print_collectives(v.collectives, wide)

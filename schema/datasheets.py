@@ -5,7 +5,8 @@ Data (reviewed by hand, shipped in the package):
   normalised device name, see :func:`normalise`), ``compute_capability``, ``architecture``, ``source_url``, ``note``.
 - ``datasheets.csv``: one row per number: ``gpu``, ``quantity`` (a rooflake ceiling name — ``FP64``, ``FP32``,
   ``TENSOR <SRC>``, ``DRAM`` — or a property: ``SM_COUNT``, ``L2_BYTES``, ``BOOST_CLOCK``,
-  ``TENSOR_BOOST_CLOCK``, ``BASE_CLOCK``, ``MEMORY_CLOCK``), ``published`` (the text as printed, ``*`` = with 2:4
+  ``TENSOR_BOOST_CLOCK``, ``BASE_CLOCK``, ``MEMORY_CLOCK``, ``NVLINK``: the GPU's NVLink bandwidth as printed,
+  both directions together, the roof of a collective's bus bandwidth at half of it), ``published`` (the text as printed, ``*`` = with 2:4
   sparsity), ``value`` and ``unit`` (as published: TFLOP/s, PFLOP/s, TOP/s, GB/s, MHz, byte, count), ``basis``
   (``dense`` as printed; ``sparse/2`` where the datasheet prints only the sparse rate and its footnote says dense
   is half; ``derived`` for a number computed from published ones, the formula in ``note``; ``third-party`` where no
@@ -45,7 +46,15 @@ UNITS: dict[str, tuple[str, Decimal]] = {
     "byte": ("byte", Decimal(1)),
     "count": ("count", Decimal(1)),
 }
-PROPERTIES = ("SM_COUNT", "L2_BYTES", "BOOST_CLOCK", "TENSOR_BOOST_CLOCK", "BASE_CLOCK", "MEMORY_CLOCK")
+PROPERTIES = (
+    "SM_COUNT",
+    "L2_BYTES",
+    "BOOST_CLOCK",
+    "TENSOR_BOOST_CLOCK",
+    "BASE_CLOCK",
+    "MEMORY_CLOCK",
+    "NVLINK",
+)
 _DROP_WORDS = {"nvidia", "tesla", "geforce"}
 
 

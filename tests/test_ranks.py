@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from rooflake.cli import app
 from rooflake.queries.runner import macros
 from rooflake.store import Store
+from rooflake.views.layers import layers
 from rooflake.views.ranks import ranks, spans
 
 HTA_JOB = Path(__file__).parent / "data" / "torch" / "hta_sampled_2rank"
@@ -32,10 +33,13 @@ def _launch(corr: int, ts: float, start: float, dur: float, name: str, stream: i
     ]  # fmt: skip
 
 
-def _rank_trace(folder: Path, rank: int, world: int, last_dur: float, extra: bool = False) -> Path:
+def _rank_trace(
+    folder: Path, rank: int, world: int, last_dur: float, extra: bool = False, comms: bool = False
+) -> Path:
     """One rank of a job: ProfilerStep#1 over [0, 100) µs launching two overlapping GEMMs on two streams
     ([10, 30) and [20, 40)), an NCCL all-reduce on a third ([35, 60)) and an elementwise kernel ([70, 70 +
-    last_dur)); ``extra``: a kernel launched after the step ([200, 210))."""
+    last_dur)); ``extra``: a kernel launched after the step ([200, 210)); ``comms``: the all-reduce's
+    record_param_comms op with its message size."""
     events: list[dict[str, Any]] = [
         {
             "ph": "X",
@@ -55,6 +59,16 @@ def _rank_trace(folder: Path, rank: int, world: int, last_dur: float, extra: boo
     ]
     if extra:
         events += _launch(5, 150, 200, 10, "vectorized_elementwise_kernel", 7)
+    if comms:  # torch's record_param_comms op around the all-reduce's launch: 1 Mi floats over 2 ranks
+        args = {
+            "Collective name": "allreduce",
+            "dtype": "Float",
+            "In msg nelems": 1 << 20,
+            "Out msg nelems": 1 << 20,
+            "Group size": 2,
+        }
+        events.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 2.5,
+                       "dur": 1, "args": args})  # fmt: skip
     doc = {
         "schemaVersion": 1,
         "baseTimeNanoseconds": 0,
@@ -184,6 +198,41 @@ def test_a_store_written_before_the_rank_columns_still_reads(job: Path) -> None:
     assert s.exit_code == 0 and s.stdout.split() == ["n,ranked,j", "2,0,0"], s.output
     gone = _rl("ranks", "train", "--store", str(job))
     assert gone.exit_code == 1 and "no run of job 'train'" in gone.stderr
+
+
+def test_rl_layers_shows_collectives_with_bytes_and_bus_bandwidth(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    p = _rank_trace(tmp_path / "j", 0, 2, 10, comms=True)
+    assert _ingest(store, p).exit_code == 0
+    v = layers(Store(store))
+    (row,) = v.collectives.to_pylist()
+    assert (row["collective"], row["dtype"], row["group_size"], row["launches"]) == (
+        "allreduce",
+        "Float",
+        2,
+        1,
+    )
+    assert row["bytes"] == 4 << 20 and row["time_ns"] == 25 * US
+    algbw = (4 << 20) / 25e-6
+    assert row["algbw_bytes_per_s"] == pytest.approx(algbw)
+    assert row["busbw_bytes_per_s"] == pytest.approx(
+        algbw * 2 * (2 - 1) / 2
+    )  # NCCL tests: all-reduce 2(n-1)/n
+    assert row["roof_bytes_per_s"] == pytest.approx(450e9)  # H100 SXM5 NVLink 900 GB/s, one direction
+    assert row["fraction_of_roof"] == pytest.approx(algbw / 450e9) and row["roof_reason"] is None
+    r = _rl("layers", "--store", str(store))
+    assert r.exit_code == 0 and "allreduce" in r.stdout and "4.19 MB" in r.stdout, r.stdout
+
+
+def test_collectives_without_a_message_size_say_why(job: Path) -> None:
+    (row,) = [
+        r
+        for r in layers(
+            Store(job), ranks(Store(job), "train").table["run_id"][0].as_py()
+        ).collectives.to_pylist()
+    ]
+    assert row["bytes"] is None and row["busbw_bytes_per_s"] is None
+    assert "no message size" in row["roof_reason"]
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,10 @@ class Layers(Displayed):
       CPU run): ``table`` then holds the ``range_times`` rows at the depth (run_id, domain, layer, stack, name,
       depth, parent_layer, calls, unclosed, threads, inclusive_ns, exclusive_ns, mean_inclusive_ns (ns),
       share_of_top), by inclusive time, and ``coverage`` is empty.
+    - ``collectives``: for a run with collective kernels (one rank of a distributed job), the ``collectives``
+      rows (layer, collective, kernel, launches, time_ns (ns), dtype, group_size, bytes (byte per launch),
+      algbw/busbw_bytes_per_s, roof_bytes_per_s (byte/s, one NVLink direction), fraction_of_roof, roof_reason);
+      else None.
     """
 
     run_id: str
@@ -68,6 +72,7 @@ class Layers(Displayed):
     matched: RunMatch | None
     estimates: Any = None
     timed_by: str = "kernels"
+    collectives: Any = None
 
 
 def layers(
@@ -125,7 +130,8 @@ def layers(
         import pyarrow.compute as pc
 
         coverage = coverage.filter(pc.equal(coverage["device_id"], device))
-    return Layers(run_id, table, coverage, matched)
+    collectives = fetch(con, "collectives", {"run_id": run_id}, what=f"collectives of run {run_id}")
+    return Layers(run_id, table, coverage, matched, collectives=collectives if collectives.num_rows else None)
 
 
 #: the columns :func:`with_modelled_work` appends to a trace run's layers
