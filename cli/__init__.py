@@ -105,7 +105,19 @@ NO_COMMAND = frozenset(["--help", "--version"])
 #: the commands that open the store's DuckDB database (:func:`rooflake.store.database.build`): :func:`main` starts
 #: DuckDB on a second thread while typer parses their arguments (:mod:`rooflake.store.early`)
 QUERYING = frozenset(
-    ["runs", "sql", "roofline", "layers", "trajectory", "compare", "ranks", "whatif", "report", "check", "ceilings"]
+    [
+        "runs",
+        "sql",
+        "roofline",
+        "layers",
+        "trajectory",
+        "compare",
+        "ranks",
+        "whatif",
+        "report",
+        "check",
+        "ceilings",
+    ]
 )
 
 
