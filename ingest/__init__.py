@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflake.ingest.messages import first_line, shown
+from rooflake.ingest.registry import BY_NAME, FORMATS_READ, READERS
 from rooflake.schema import InputError, RooflakeError, UnsupportedFormatError
 from rooflake.schema.duck import DuckTable
 
@@ -37,28 +38,8 @@ def mp_context(preload: list[str] | None = None) -> Any:
     return ctx
 
 
-# magic bytes -> format name; None = recognised but not readable yet (message says what it is)
-MAGICS: list[tuple[bytes, str]] = [
-    (b"NVR\x00", "ncu-rep"),
-    (b"NVIDIA Tegra Profiler Report", "nsys-rep"),
-    (b"SQLite format 3\x00", "sqlite"),
-]
-READABLE = {
-    "ncu-rep",
-    "sqlite",
-    "nsys-rep",
-    "nsys-parquetdir",
-    "ert-json",
-    "ncu-csv",
-    "torch-trace",
-    "measured-json",
-}
-# what rl ingest reads, for a message about a file it does not
-FORMATS_READ = (
-    "Nsight Compute reports (.ncu-rep, starting with NVR\\0) and CSV exports, Nsight Systems reports (.nsys-rep) "
-    "and their SQLite and parquetdir exports, ERT roofline.json, rl ceilings measure's JSON and torch.profiler "
-    "traces (.json, .json.gz)"
-)
+#: the formats rl ingest reads (rooflake.ingest.registry.READERS: one entry each)
+READABLE = frozenset(BY_NAME)
 NSYS_EXPORT_HINT = "nsys export --type sqlite --output FILE.sqlite FILE.nsys-rep"
 
 
@@ -72,10 +53,9 @@ def detect_format(path: str | Path) -> str:
     """
     path = Path(path)
     if path.is_dir():
-        from rooflake.ingest import nsys_parquet
-
-        if nsys_parquet.is_parquetdir(path):
-            return nsys_parquet.FORMAT
+        for reader in (r for r in READERS if r.folder):
+            if reader.sniff(path, b""):
+                return reader.name
     if path.exists() and not path.is_file():
         raise InputError(f"{shown(path)}: not a regular file" + (" (a directory)" if path.is_dir() else ""))
     try:
@@ -87,52 +67,13 @@ def detect_format(path: str | Path) -> str:
         raise InputError(f"{shown(path)}: cannot read ({e.strerror})") from e
     if not head:
         raise InputError(f"{shown(path)}: empty file")
-    for magic, name in MAGICS:
-        if head.startswith(magic):
-            return name
-    from rooflake.ingest import ert_json, measured_json, ncu_csv
-
-    if ert_json.sniff(head):
-        return "ert-json"
-    if measured_json.sniff(head):  # `rl ceilings measure`'s JSON
-        return "measured-json"
-    from rooflake.ingest import torch_trace
-
-    if (kind := torch_trace.sniff(path)) == torch_trace.FORMAT:  # JSON (or .json.gz) with a traceEvents key
-        return kind
-    if kind == "gzip-cut":
-        raise UnsupportedFormatError(
-            f"{shown(path)}: truncated gzip data (the file ends inside its compressed stream); re-export the "
-            "torch.profiler trace"
-        )
-    if kind == "json":
-        if not head.startswith(b"\x1f\x8b") and path.stat().st_size <= len(head):  # the whole (plain) file
-            _whole_json(path, head)
-        raise UnsupportedFormatError(
-            f'{shown(path)}: JSON, but neither a torch.profiler trace (no "traceEvents" key) nor an ERT roofline.json '
-            '(no "empirical" section)'
-        )
-    if ncu_csv.sniff(path, head):  # raises UnsupportedFormatError for a CSV that is not an ncu export
-        return "ncu-csv"
+    for reader in (r for r in READERS if not r.folder):
+        if reader.sniff(path, head):
+            return reader.name
     raise UnsupportedFormatError(
         f"{shown(path)}: unknown format (first bytes {head[:8]!r}); rl ingest reads {FORMATS_READ}, each known by "
         "its content, not its name"
     )
-
-
-def _whole_json(path: Path, data: bytes) -> None:
-    """Raise :class:`UnsupportedFormatError` naming ``path`` and where ``data`` (the whole file, not compressed)
-    stops being JSON, if it does (so that ``rl ingest DIR`` passes over it as it passes over other files no reader
-    takes). JSON Python cannot check (nested past its recursion limit, an integer of more than 4,300 digits) passes:
-    the caller's message (JSON, but neither format) stands."""
-    import json
-
-    try:
-        json.loads(data.removeprefix(b"\xef\xbb\xbf"))  # a BOM is no error here (the sniffers allow it)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UnsupportedFormatError(f"{shown(path)}: starts like JSON but is not valid JSON ({e})") from None
-    except (ValueError, RecursionError):
-        pass
 
 
 def _files(path: Path) -> list[Path]:
@@ -211,80 +152,26 @@ def open_run(
     block), which :meth:`Store.publish` streams to Parquet without a copy in Python memory (nsys exports).
     ``begun``: what :func:`begin` yielded for this ``path``, or None."""
     fmt = detect_format(path)
-    if fmt == "torch-trace":
-        from rooflake.ingest import torch_trace
+    with BY_NAME[fmt].open(Path(path), run_id, fp16, begun) as out:
+        yield out
 
-        yield with_ops(torch_trace.read(path, run_id=run_id), run_id)
-        return
-    if fmt in ("ert-json", "ncu-csv", "measured-json"):
-        from rooflake.ingest import ert_json, measured_json, ncu_csv
 
-        reader = {"ert-json": ert_json, "ncu-csv": ncu_csv, "measured-json": measured_json}[fmt]
-        yield reader.read(path, run_id=run_id, fp16=fp16)
-        return
-    if fmt == "nsys-parquetdir":
-        from rooflake.ingest import nsys_parquet
-
-        with nsys_parquet.open_export(path, run_id=run_id) as out:
-            yield out
-        return
-    if fmt in ("sqlite", "nsys-rep"):
-        from rooflake.ingest import nsys_sqlite
-
-        with contextlib.ExitStack() as stack:
-            sqlite = Path(path) if fmt == "sqlite" else stack.enter_context(_exported(Path(path)))
-            out = stack.enter_context(nsys_sqlite.open_export(sqlite, run_id=run_id, begun=begun))
-            if fmt == "nsys-rep":
-                out["run"]["source_format"] = "nsys-rep"
-            yield _nsys_ops(out, run_id)
-        return
+def read_ncu_rep(path: str | Path, run_id: str, fp16: str) -> dict[str, Any]:
+    """Read one ``.ncu-rep``: in this process if it has read none yet, else in a fresh process (see the module
+    docstring). Raises as :func:`rooflake.ingest.ncu_rep.read`."""
     from rooflake.ingest import ncu_rep
 
     if not ncu_rep.loaded_any():
-        yield ncu_rep.read(path, run_id=run_id, fp16=fp16)
-        return
-    # this process has read a report already: read this one in a fresh process (see the module docstring)
+        return ncu_rep.read(path, run_id=run_id, fp16=fp16)
     with mp_context().Pool(1, maxtasksperchild=1) as pool:
         ok, out = pool.apply(_read_child, (str(path), run_id, fp16))
     if not ok:
         raise out
-    yield out
-
-
-def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
-    """A reader's tables with the ``ops`` table of the recorded operators (:mod:`rooflake.ingest.ops`), their
-    work modelled from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the
-    DRAM traffic model), and the ingest summary's lines about them added to ``run["warnings"]``. ``kw``: which
-    ranges are ops and what they recorded (:func:`rooflake.ingest.ops.op_rows`; default: torch.profiler's)."""
-    from rooflake.ingest import ops
-    from rooflake.instrument.shapes import catalog_gpu
-
-    run = out["run"]
-    gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
-    table, lines = ops.op_table(out, run_id, gpu=gpu, **kw)
-    run["n_ops"] = table.num_rows
-    run["warnings"] = [*run.get("warnings", []), *lines]
-    return {**out, "ops": table}
-
-
-def _nsys_ops(out: dict[str, Any], run_id: str) -> dict[str, Any]:
-    """An nsys export's tables with the ``ops`` table where some NVTX text carries PyTorch shapes
-    (:mod:`rooflake.ingest.op_texts`); as they are otherwise."""
-    from rooflake.ingest import op_texts
-
-    ranges = out.get("ranges")
-    if ranges is None:
-        return out
-    if isinstance(ranges, DuckTable):  # (read once: the same rows are published)
-        ranges = ranges.to_arrow()
-        out = {**out, "ranges": ranges}
-    if not op_texts.has_shapes(ranges.column("text").to_pylist()):
-        return out
-    return with_ops(out, run_id, is_op=op_texts.is_op, recorded=op_texts.recorded)
+    return out
 
 
 @contextlib.contextmanager
-def _exported(path: Path) -> Iterator[Path]:
+def exported(path: Path) -> Iterator[Path]:
     """Export a ``.nsys-rep`` with the user's own ``nsys`` into a temporary directory; yields the SQLite file.
 
     Raises :class:`ToolMissingError` without ``nsys`` on PATH, :class:`InputError` when the export fails.

@@ -21,7 +21,8 @@ import ast
 import re
 from typing import Any
 
-from rooflake.ingest.ops import Recorded
+from rooflake.ingest.ops import Recorded, with_ops
+from rooflake.schema.duck import DuckTable
 
 _SIZES = re.compile(r",\s*sizes\s*=\s*(\[.*?\])(?:,\s*input_op_ids\s*=.*)?\s*$", re.S)
 # PyProf's dtype names -> Kineto's "Input type" names (the rules read those)
@@ -105,3 +106,20 @@ def _pyprof(d: dict[str, Any]) -> Recorded | None:
             types.append("Scalar")
             concrete.append(repr(a.get("value")) if "value" in a else "")
     return Recorded(dims, types, concrete, op=f"aten::{d['op']}")
+
+
+def with_nsys_ops(out: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """An nsys export's tables with the ``ops`` table where some NVTX text carries PyTorch shapes; as they are
+    otherwise. The texts that may carry them are found in DuckDB first (:data:`CANDIDATE_FILTER`), so that an
+    export of millions of ranges without any is not read into Python."""
+    ranges = out.get("ranges")
+    if ranges is None:
+        return out
+    if isinstance(ranges, DuckTable):
+        rel = ranges.con.sql(ranges.select).project("text").filter(CANDIDATE_FILTER)
+        texts = [t for (t,) in rel.fetchall()]
+    else:
+        texts = ranges.column("text").to_pylist()
+    if not has_shapes(texts):
+        return out
+    return with_ops(out, run_id, is_op=is_op, recorded=recorded)

@@ -257,3 +257,18 @@ def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
         return sqlscript.arrow(con, "ops_gpu_time.sql")
     finally:
         con.close()
+
+
+def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
+    """A reader's tables with the ``ops`` table of the recorded operators (:func:`op_table`), their work modelled
+    from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the DRAM traffic
+    model), and the ingest summary's lines about them added to ``run["warnings"]``. ``kw``: which ranges are ops
+    and what they recorded (:func:`op_rows`; default: torch.profiler's)."""
+    from rooflake.instrument.shapes import catalog_gpu
+
+    run = out["run"]
+    gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
+    table, lines = op_table(out, run_id, gpu=gpu, **kw)
+    run["n_ops"] = table.num_rows
+    run["warnings"] = [*run.get("warnings", []), *lines]
+    return {**out, "ops": table}
