@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from rooflake.instrument.shapes import GpuSpec, OpWork, ShapeError, op_work, parse_args
 from rooflake.schema import OPS
 
@@ -42,14 +44,41 @@ class _Node:
     nested: list[str] = field(default_factory=list)  # carrying ops nested in an op with no rule
 
 
+_SHAPE_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "Input Strides")
+
+
+class _Args(msgspec.Struct):
+    """The fields of a range's ``args`` JSON the ops need (the rest is skipped by the decoder, unread)."""
+
+    cat: Any = None
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+    strides: Any = msgspec.field(default=None, name="Input Strides")
+
+
+_DECODE = msgspec.json.Decoder(_Args).decode
+_NONE = _Args()
+
+
 def _args(text: Any) -> dict[str, Any]:
+    """The range's ``cat`` and shape fields (``Input Dims``, ...) from its ``args`` JSON; {} for text that is not
+    a JSON object."""
     if not isinstance(text, str):
         return {}
     try:
-        a = json.loads(text)
-    except ValueError:
-        return {}
-    return a if isinstance(a, dict) else {}
+        a = _DECODE(text)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        try:
+            loaded = json.loads(text)
+        except ValueError:
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+    out = {"cat": a.cat} if a.cat is not None else {}
+    for key, v in zip(_SHAPE_KEYS, (a.dims, a.types, a.concrete, a.strides), strict=True):
+        if v is not None:
+            out[key] = v
+    return out
 
 
 def _nodes(ranges: list[dict[str, Any]], is_op: Any) -> list[_Node]:
@@ -148,11 +177,36 @@ def _judge(
         return OpWork(None, f"counted in {carrier.row['name']} (op {op_ids[n.carrier]})"), True
     if rec is None:
         return OpWork(None, "none: no shapes recorded (profile with record_shapes=True)"), False
+    return _work_of(rec.op or n.row["name"], rec, gpu, replay), False
+
+
+_WORK: dict[
+    tuple[Any, ...], OpWork
+] = {}  # (op, recorded shapes as JSON, GPU, replay) -> its work: ops repeat
+
+
+def _work_of(name: str, rec: Recorded, gpu: Any, replay: bool) -> OpWork:
+    """:func:`rooflake.instrument.shapes.op_work` of a recorded op, once per distinct (op, shapes)."""
     try:
-        args = parse_args(rec.dims, rec.types, rec.concrete, rec.strides)
+        key: tuple[Any, ...] = (
+            name,
+            msgspec.json.encode([rec.dims, rec.types, rec.concrete, rec.strides]),
+            gpu,
+            replay,
+        )
+    except (TypeError, msgspec.EncodeError):
+        key = ()
+    if key and key in _WORK:
+        return _WORK[key]
+    try:
+        work = op_work(
+            name, parse_args(rec.dims, rec.types, rec.concrete, rec.strides), gpu=gpu, replay=replay
+        )
     except ShapeError as e:
-        return OpWork(None, f"none: malformed Input Dims / Input type ({e})"), False
-    return op_work(rec.op or n.row["name"], args, gpu=gpu, replay=replay), False
+        work = OpWork(None, f"none: malformed Input Dims / Input type ({e})")
+    if key and len(_WORK) < 1 << 16:
+        _WORK[key] = work
+    return work
 
 
 def _tell_ancestors(n: _Node, by_range: dict[int, _Node], op_ids: dict[int, int]) -> None:
@@ -164,10 +218,25 @@ def _tell_ancestors(n: _Node, by_range: dict[int, _Node], op_ids: dict[int, int]
         cur = by_range.get(cur.row["parent_id"]) if cur.row.get("parent_id") is not None else None
 
 
+_TEXTS: dict[
+    bytes, str
+] = {}  # a recorded value's compact JSON -> its text as the trace writes it (ops repeat)
+
+
 def _text(v: Any) -> str | None:
-    if v is None:
-        return None
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    """A recorded value as JSON text, as Kineto writes it (``[[16, 64], [32]]``)."""
+    if v is None or isinstance(v, str):
+        return v
+    try:
+        key = msgspec.json.encode(v)
+    except (TypeError, msgspec.EncodeError):
+        return json.dumps(v, ensure_ascii=False, default=str)
+    text = _TEXTS.get(key)
+    if text is None:
+        text = json.dumps(v, ensure_ascii=False)
+        if len(_TEXTS) < 1 << 16:
+            _TEXTS[key] = text
+    return text
 
 
 def _row(n: _Node, rec: Recorded | None, w: OpWork, op_ids: dict[int, int]) -> dict[str, Any]:
