@@ -41,6 +41,7 @@ bench: install
 	$(PY) bench/bench_views.py
 	$(PY) bench/bench_instrument.py
 	$(PY) bench/bench_estimate.py
+	$(PY) bench/bench_torch_trace.py  # the trace reader on a >= 400 MB scaled copy of a real Kineto trace
 	$(PY) bench/bench_ranks.py  # rl ingest of an 8-rank job with --workers 2, then rl ranks
 	$(PY) bench/bench_store.py  # last: its final table holds the issue-14 figures beside their floors
 
