@@ -11,7 +11,7 @@ library stay inside the commands: ``rl --help`` starts fast. A command module im
 
 Importing a command module registers its commands on the app. :func:`main` imports only the module of the command
 it is given (:data:`COMMANDS`; typer then builds that command's options only): ``rl runs`` does not import and
-build the fifteen others (issue 14). An unknown command and the ``app`` attribute of this package (``from
+build the fifteen others. An unknown command and the ``app`` attribute of this package (``from
 rooflake.cli import app``, what tests invoke) have every command, in :data:`MODULES` order. ``rl --help``, ``rl``
 alone and ``rl --version`` import none: the help's list of commands is written from :data:`SUMMARIES`
 (:class:`rooflake.cli.common.Group`), and ``tests/test_startup.py`` checks that it equals the list the commands

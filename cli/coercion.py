@@ -2,7 +2,7 @@
 
 typer (0.29, installed here) coerces every parameter's value through a pydantic ``TypeAdapter`` built on first use
 (``typer._coercion.build_runtime_param``), even a default that is already of its type: the first one imports
-pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (issue 14:
+pydantic and builds its schemas, ~0.06-0.1 s of the ~0.3 s of ``rl sql "select 1"`` or ``rl runs`` (the goal:
 <= 0.35 s), for a ``str`` handed back as it came. :func:`install` makes each parameter's coercion lazy: a value that
 is already what typer would give, or plain decimal digits for an ``int`` (:func:`given`), is returned as typer would
 return it; a path's text is made a ``Path`` (as pydantic makes it) and checked by typer's own path checks; a choice's

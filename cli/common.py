@@ -121,7 +121,7 @@ def guard(fn: F) -> F:
 
 class Group(typer.core.TyperGroup):
     """``rl``'s command group. With no command module imported (:func:`rooflake.cli.main` given ``--help``,
-    ``--version`` or nothing: ``rl --help`` need not import and build sixteen commands, issue 14), the help lists
+    ``--version`` or nothing: ``rl --help`` need not import and build sixteen commands), the help lists
     :data:`rooflake.cli.SUMMARIES`, shortened by typer's own ``format_commands`` as it shortens the commands'
     help."""
 
@@ -318,7 +318,7 @@ def system_allocator() -> None:
     """Make the C library's allocator pyarrow's default memory pool in this process and the ingest workers it
     starts, unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise (before pyarrow is imported: it reads the variable
     once). What a reader's Arrow buffers took is then given back when freed; pyarrow's own pools (mimalloc,
-    jemalloc) keep it. At the nsys range-heavy copy x8, the ingest's peak: 479 MiB against 498 (issue 14)."""
+    jemalloc) keep it. At the nsys range-heavy copy x8, the ingest's peak: 479 MiB against 498."""
     import os
 
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")

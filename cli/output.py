@@ -74,7 +74,7 @@ def _plain(v: Any) -> Any:
     return v
 
 
-# The terminal table looks as polars printed it before (issue 14: importing polars for it cost 0.15 s of each
+# The terminal table looks as polars printed it before (importing polars for it cost 0.15 s of each
 # `rl sql`, pyarrow 0.1 s more): polars' UTF8_FULL_CONDENSED borders, cells left-aligned, every row and column, and
 # values formatted by polars' rules (polars-core fmt.rs: fmt_float, fmt_list, fmt_struct, format_blob; chrono's
 # date-times). tests/test_output_paths.py checks the two agree on every kind of value.

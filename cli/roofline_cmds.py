@@ -123,7 +123,7 @@ def _draw(
     ceilings: CeilingSource | None = None,
 ) -> str:
     # no engine.start_for here: vl-convert 1.9's warm-up holds the GIL while this path's imports run (they took
-    # 0.35 s instead of 0.07 s beside it), so the thread gained nothing and cost 0.03-0.04 s (issue 14, measured)
+    # 0.35 s instead of 0.07 s beside it), so the thread gained nothing and cost 0.03-0.04 s (measured)
     from rooflake.render.rows import save_roofline
     from rooflake.views.modelled import modelled_table
     from rooflake.views.roofline import roofline
@@ -131,7 +131,7 @@ def _draw(
     v = roofline(
         reading_store(store), run_id, level.value, grain=by.value, depth=depth, with_run=with_run,
         ceilings=ceiling_choice(ceilings), as_rows=True,
-    )  # fmt: skip  # as_rows: a run on its own peaks is read without pyarrow (issue 14); the chart is the same
+    )  # fmt: skip  # as_rows: a run on its own peaks is read without importing pyarrow; the chart is the same
     title = titled(roofline_title(v.run, v.run_id, v.grain, depth), v.provenance)
     noun = v.grain
     n_zero = save_roofline(

@@ -55,7 +55,7 @@ NO_COUNTERS = "NULL: Nsight Systems records no hardware counters (ingest an ncu 
 # 38-40 s before the work database and the path tree; 27 s under a 2 GB limit at 1.3 GB before pyarrow wrote the
 # files). The peak follows the limit: 340 MB peaked at 0.51 GB (-0.5 s wall), 380 MB at 0.54 GB. A lower limit does
 # not lower the peak: 280 MB for the whole ingest and 260 MB after the sweep each took ~+9 CPU s and still peaked at
-# 0.49-0.51 GB. Measured on 2 cores (issue 14)
+# 0.49-0.51 GB. Measured on 2 cores
 MEMORY_LIMIT = "300MB"
 # DuckDB's threads for one export (at most; fewer on fewer cores): each thread holds its own buffers under the one
 # memory limit. With DuckDB's default, one thread per core, the x8 copy ran out of memory in nsys/launches.sql at

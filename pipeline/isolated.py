@@ -2,7 +2,7 @@
 
 ``multiprocessing.Pool(maxtasksperchild=1)`` replaces a worker only once it has fully exited (the kernel unmapping
 the hundreds of MB ``ncu_report`` read), then forks its successor, which then prepares itself (the main script run
-again, arguments unpickled): a core idles through each of those steps, once per report (issue 14). Here a process
+again, arguments unpickled): a core idles through each of those steps, once per report. Here a process
 is started ahead (a spare, blocked reading its job) while the others work, and takes the next job the moment a
 result comes back, while its predecessor is still exiting. A process that dies without answering (a crash in a
 vendor library) gives a result from ``on_crash`` instead of hanging the batch.

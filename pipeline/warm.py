@@ -1,5 +1,5 @@
 """Imported once, by the fork server of the ingest workers (:data:`rooflake.pipeline.WORKER_PRELOAD`): what every
-worker would otherwise do alike is done here, and each worker, a fork of the server, starts with it done (issue 14).
+worker would otherwise do alike is done here, and each worker, a fork of the server, starts with it done.
 
 - The installed rooflake version (:func:`rooflake.pipeline.rooflake_version`): a package-metadata look-up of
   20-35 ms, once per report otherwise.

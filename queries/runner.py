@@ -162,7 +162,7 @@ def _columns(block: str) -> tuple[Column, ...]:
 @functools.cache
 def _files() -> dict[str, tuple[Any, bool]]:
     """Every query file of the package by name (named queries and steps share one namespace): its path and whether
-    it is a named query. Listed, not read: a command reads only the files it names (issue 14)."""
+    it is a named query. Listed, not read: a command reads only the files it names, so start-up does not grow with the package's queries."""
     root = resources.files(__package__)
     out: dict[str, tuple[Any, bool]] = {}
     for folder, public in ((root, True), (root.joinpath(STEPS), False)):
@@ -454,7 +454,7 @@ def fetch(
         sql = f"SELECT * FROM (\n{sql}\n) WHERE {' AND '.join(conds)}"
     for table, rows in (tables or {}).items():
         # an Arrow table as a DuckDB relation: DuckDB's register() of the table itself imports pandas (+0.25 s of
-        # CPU per command; issue 14), from_arrow does not
+        # CPU per command), from_arrow does not
         arrow = type(rows).__module__.startswith("pyarrow")
         con.register(f"_shadow_{table}", con.from_arrow(rows) if arrow else rows)
         con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM _shadow_{table}")

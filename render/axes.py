@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (issue 14)
+if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (start-up)
     import altair as alt
 
 __all__ = [
@@ -153,7 +153,7 @@ def flops_y_spec(field: str, lo: float, hi: float) -> dict[str, Any]:
 class LogAxis:
     """A log axis (title, domain) that makes the x or y encoding of any field on it (SI ticks, grid), as the
     Vega-Lite dict Altair's ``to_dict`` gives of ``alt.X(field + ":Q", scale=alt.Scale(type="log", ...),
-    axis=alt.Axis(...))``: keys in name order, built without Altair (issue 14)."""
+    axis=alt.Axis(...))``: keys in name order, built without importing Altair."""
 
     title: str
     dom: tuple[float, float]

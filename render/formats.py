@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 #: a chart's title: one line, or several (Vega-Lite draws a list as lines: a long provenance wrapped)
 ChartTitle = str | list[str] | None
 
-if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (issue 14)
+if TYPE_CHECKING:  # imported by the two expressions: the text formats need no polars (start-up)
     import polars as pl
 
 __all__ = [

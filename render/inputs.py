@@ -2,7 +2,7 @@
 
 Charts take rows of the store's queries (``kernel_roofline``, ``run_ceilings``, ``time_roofline``, ``trajectory``)
 as pyarrow.Table, polars.DataFrame or :class:`rooflake.schema.duck.Rows` (DuckDB's own Python values, which need no
-pyarrow: ``rl roofline RUN -o x.png``, issue 14); these helpers turn them into polars frames with every column a chart reads
+pyarrow: ``rl roofline RUN -o x.png`` starts without it); these helpers turn them into polars frames with every column a chart reads
 (absent optional columns as nulls, float NaN as null), so the charts never special-case a missing column.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (issue 14)
+if TYPE_CHECKING:  # imported where an encoding is built: the *_spec dicts need no Altair (start-up)
     import altair as alt
 
 __all__ = [

@@ -39,7 +39,7 @@ from rooflake.render.rows import (
 )
 from rooflake.schema import ceiling_sources
 
-if TYPE_CHECKING:  # imported where layers are built: roof_layers_spec needs no Altair (issue 14)
+if TYPE_CHECKING:  # imported where layers are built: roof_layers_spec needs no Altair (start-up)
     import altair as alt
 
 __all__ = [

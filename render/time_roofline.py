@@ -3,7 +3,7 @@
 The specs are built as plain dicts (:func:`time_roofline_spec`, :func:`time_vs_complexity_spec`,
 :func:`complexity_plane_spec`), the dicts Altair's ``to_dict`` gave of the Altair charts this module built before,
 key for key and in the same order (tests/test_time_spec.py: golden specs of real reports), so that ``rl report``
-imports no Altair (issue 14: 0.2-0.3 s of a report's process). The ``*_chart`` functions give the same specs as
+imports no Altair (it cost 0.2-0.3 s of a report's process). The ``*_chart`` functions give the same specs as
 Altair charts (:func:`rooflake.render.compose.altair_chart`), to compose, display or save. The layers of a spec
 share their encoding dicts (one axis, colour or tooltip dict per panel): copy a spec (``copy.deepcopy``) before
 changing a layer of it.

@@ -5,7 +5,7 @@
 - :class:`DuckTable`: a table of one run that is still a query in a reader's DuckDB connection (streamed to
   Parquet as DuckDB streams its rows, or fetched as Arrow); :func:`duck_row` makes a one-row one from Python values.
 - :func:`fetch_arrow`: run SQL with named parameters, get a ``pyarrow.Table``; :func:`fetch_rows`: the same as
-  Python values (:class:`Rows`), without importing pyarrow (what a terminal table needs: issue 14);
+  Python values (:class:`Rows`), without importing pyarrow (a terminal table needs none: the import is start-up time);
   :func:`fetch_pylist`: Rows holding the values ``pyarrow.Table.to_pylist`` gives (what JSON needs), or the table
   for the types whose values differ.
 - :func:`sql_literal`, :func:`sql_str`: Python values as DuckDB literals (for SQL text that cannot take bound
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # the ranges, where DuckDB's COPY took 3.5 and 6.8 (at 4,096-row groups; bigger ones held more under its memory
 # limit and spilled). Whole ingest, paired runs: 0.94-0.96x the wall time and 0.89-0.91x the CPU time of DuckDB's
 # COPY, peak 480 against 461 MiB; batches of 8,192 rows and groups of 8 MiB took 0.975x of that at 493 MiB
-# (issue 14). With the next row group computed while the current one is written (prefetched): 0.96x the wall time
+# (measured on 2 cores). With the next row group computed while the current one is written (prefetched): 0.96x the wall time
 # and 0.97x the CPU time again (4 paired runs), peak 489 against 480 MiB
 FETCH_ROWS = 4096
 ROW_GROUP_ROWS = 65536
@@ -195,7 +195,7 @@ TIMESTAMPTZ = "TIMESTAMP WITH TIME ZONE"
 
 def fetch_rows(con: Any, sql: str, params: dict[str, Any] | None = None) -> Rows:
     """Run ``sql`` with named ``params`` on DuckDB connection ``con``; the result as :class:`Rows` (no columns for
-    statements without a result). Imports no pyarrow: a terminal table needs none (issue 14). DuckDB's client
+    statements without a result). Imports no pyarrow: a terminal table needs none, and importing it is start-up time. DuckDB's client
     needs pytz for time-zone-aware values, so a ``TIMESTAMP WITH TIME ZONE`` column comes as the naive local time
     in the connection's zone (``Rows.zone``, ``time_zone.sql``; ``fold=1`` on the second of a repeated hour, as
     the instant gives it) and any other type holding a time zone as its text. Raises ``duckdb.Error``."""
@@ -344,7 +344,7 @@ def fetch_pylist(con: Any, sql: str, params: dict[str, Any] | None = None) -> Ro
     TIMESTAMP and TIMESTAMPTZ columns: :data:`PYLIST_EPOCH`), the result is :class:`Rows` (``zone`` empty) whose
     ``rows`` equal the values of ``fetch_arrow(con, sql, params).to_pylist()`` (maps as lists of (key, value)
     pairs, TIMESTAMPTZ as aware datetimes in the connection's zone), without importing pyarrow (``rl sql -f
-    json``: issue 14); else the same statement's result as a ``pyarrow.Table`` (:func:`fetch_arrow`). Raises
+    json`` starts without it); else the same statement's result as a ``pyarrow.Table`` (:func:`fetch_arrow`). Raises
     ``duckdb.Error`` (for an infinite TIMESTAMP[TZ] value too: pyarrow fails on it with ``OverflowError``), and
     :class:`~rooflake.schema.QueryError` for a time stamp whose local time Python's datetime cannot hold."""
     rel = con.sql(sql, params=params or None)
@@ -584,7 +584,7 @@ def _deltas(schema: pa.Schema) -> dict[str, str]:
     before zstd; TIMESTAMP columns are not integers here and keep pyarrow's default). At the x8 copy, pyarrow's
     writing of the kernels took 1.1 CPU s instead of 1.4 and of the ranges 2.2 instead of 2.5 (3 runs each, the
     same rows written from Arrow files), the store 95 MB instead of 108, and DuckDB and polars read the kernels'
-    integer columns as fast or faster; whole ingest, 6 paired runs: 0.99x the wall time (issue 14)."""
+    integer columns as fast or faster; whole ingest, 6 paired runs: 0.99x the wall time."""
     import pyarrow as pa
 
     return {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_integer(f.type)}

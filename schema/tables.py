@@ -6,7 +6,7 @@ their unit (``duration_ns``, ``bytes_dram``, ``flops_fp32``). The schema version
 file's key-value metadata as ``rooflake.schema_version``.
 
 :data:`COLUMNS` (table -> its columns, in order) and :data:`DESCRIPTIONS` are plain Python: the store's DuckDB
-views are typed from them without importing pyarrow (``rl sql`` and ``rl runs`` start without it, issue 14). The
+views are typed from them without importing pyarrow (``rl sql`` and ``rl runs`` start without it). The
 pyarrow schemas the writers use (:data:`TABLES`, :data:`RUNS`, :data:`KERNELS`, ...; each field's metadata holds
 ``unit``, ``description``, ``source``) are built from the same declaration on first use
 (:func:`arrow_schemas`).

@@ -14,7 +14,7 @@ from typing import Any
 def pyarrow_without_pandas() -> Iterator[None]:
     """Let pyarrow's one check for pandas, made inside this block, find it absent. Building Arrow from Python lists
     (``pa.table``, ``pa.array``, even of NumPy object arrays) makes pyarrow import pandas where it is installed,
-    once per process: 0.6-0.8 s of a report's ingest (issue 14), and every ingest worker is a fresh process. Nothing
+    once per process: 0.6-0.8 s of a report's ingest, and every ingest worker is a fresh process. Nothing
     is lost: pyarrow retries the import for an explicit conversion (``to_pandas()``, ``Table.from_pandas``), and
     ``pa.table`` of a DataFrame still works (through the Arrow C stream). No-op where pandas is already imported."""
     if "pandas" in sys.modules:

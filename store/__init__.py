@@ -33,7 +33,7 @@ from rooflake.store import database, freshness, layout
 from rooflake.store.database import refuse_writes, run_read_only
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, STAGING, default_root
 
-# pyarrow is imported where a table is built or written: reading a store (rl sql, rl runs) needs none (issue 14);
+# pyarrow is imported where a table is built or written: reading a store (rl sql, rl runs) needs none, so they start sooner;
 # publish and remote where a store is written or on object storage (reading a local store needs neither: ~10 ms)
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -4,12 +4,12 @@ Before :func:`rooflake.store.database.build` can read a store, an in-memory Duck
 empty stand-in of every table (:func:`~rooflake.store.database.stand_ins`): ~25 ms, mostly inside DuckDB, outside
 the GIL, and the same whatever the store. Meanwhile typer builds the command and coerces its arguments (which
 imported pydantic, ~60 ms holding the GIL, until :mod:`rooflake.cli.coercion` spared the values that need no
-conversion, issue 14). ``rl``'s :func:`rooflake.cli.main` calls :func:`start` for a
+conversion). ``rl``'s :func:`rooflake.cli.main` calls :func:`start` for a
 command that reads the store, before typer runs; the next :func:`connect` takes what that thread made instead of
 making it again. Nothing that depends on the arguments is done early (which store, which runs, which settings):
 the connection handed out holds the stand-ins and nothing else, as a new one would.
 
-Measured on 2 cores, whole processes (CHANGELOG, issue 14): one run of ``kernel_roofline`` from a 10,000-run
+Measured on 2 cores, whole processes (CHANGELOG): one run of ``kernel_roofline`` from a 10,000-run
 store by ``rl sql``, and ``rl runs``, each ~20 ms sooner; CPU time unchanged.
 """
 

@@ -32,7 +32,7 @@ from rooflake.schema import SCHEMA_VERSION, StoreError
 from rooflake.schema.duck import DuckTable
 from rooflake.store.layout import ALL_TABLES, DATA_TABLES, PART, PROBE, STAGING, ensure_root, partition
 
-if TYPE_CHECKING:  # imported where a file is written: reading a store needs no pyarrow (issue 14)
+if TYPE_CHECKING:  # imported where a file is written: reading a store needs no pyarrow (start-up time)
     import pyarrow as pa
 
 MANIFEST = "manifest"

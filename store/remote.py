@@ -47,7 +47,7 @@ from rooflake.schema.duck import DuckTable, duck_connect, sql_str
 from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, GLOB_CHARS, URL, is_url  # noqa: F401 (re-exported: remote.is_url)
 from rooflake.store.publish import PublishResult, write_part
 
-if TYPE_CHECKING:  # imported where used: reading a store needs no pyarrow (issue 14)
+if TYPE_CHECKING:  # imported where used: reading a store needs no pyarrow (start-up time)
     import pyarrow as pa
 
 SCHEMES = ("s3",)

@@ -15,6 +15,9 @@
   summaries), and ``cli/__init__.py`` imports the command modules by name (``importlib``) to register them. A
   command's computation lives in the library; an option two commands share, in ``common.py``.
 - The repository stands alone: no package file (code, SQL, data) names ``../shared``.
+- No issue numbers in comments: a comment or docstring of package code (``#`` and ``--`` comments, docstrings)
+  says in words what the code saves or why, never ``issue 14`` / ``issue #14`` (a reader who clones the project
+  has no tracker; tests, docs and the CHANGELOG may cite issues).
 
 These tests need no fixture: they read the source tree only.
 """
@@ -167,6 +170,57 @@ def test_no_package_file_names_the_shared_folder() -> None:
             text = data.decode("utf-8", "replace").splitlines()
             bad += [f"{_rel(f)}:{i}: {t.strip()[:100]}" for i, t in enumerate(text, 1) if "shared/" in t]
     assert not bad, "\n".join(bad)
+
+
+ISSUE_NUMBER = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+
+
+def _commentary(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a package file: the ``#`` comments and docstrings of a
+    module; the ``--`` comments of an SQL file (no package SQL file has a ``/* */`` block)."""
+    import io
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".sql":
+        return [(i, line[line.index("--") :]) for i, line in enumerate(text.splitlines(), 1) if "--" in line]
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    out = [(t.start[0], t.string) for t in tokens if t.type == tokenize.COMMENT]
+    tree = ast.parse(text)
+    docs = _docstrings(tree)
+    strings = (n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return out + [(n.lineno, n.value) for n in strings if id(n) in docs]
+
+
+def _issue_numbers(path: Path) -> list[str]:
+    return [
+        f"{_rel(path)}:{line}: {' '.join(text.split())[:100]}"
+        for line, text in _commentary(path)
+        if ISSUE_NUMBER.search(text)
+    ]
+
+
+def test_no_issue_numbers_in_comments() -> None:
+    """A comment says what the code saves or why, in words: a reader of the package has no issue tracker."""
+    files = [f for f in _package_files() if f.suffix in (".py", ".sql")]
+    bad = [hit for f in files for hit in _issue_numbers(f)]
+    assert not bad, "say why in words, not by issue number:\n" + "\n".join(bad)
+
+
+def test_the_issue_number_check_can_fail(tmp_path: Path) -> None:
+    """Both spellings are caught in a comment, a docstring and an SQL comment; a plain string and prose about
+    an issue are not."""
+    code = tmp_path / "m.py"
+    code.write_text(
+        '"""Fast start (issue 14)."""\nx = 1  # see issue #9\ny = "issue 3 in a plain string"\n'
+        "# an issue with 3 parts\n"
+    )
+    sql = tmp_path / "q.sql"
+    sql.write_text("-- pruned (Issue 21)\nSELECT 1\n")
+    found = {
+        (f.name, line) for f in (code, sql) for line, text in _commentary(f) if ISSUE_NUMBER.search(text)
+    }
+    assert found == {("m.py", 1), ("m.py", 2), ("q.sql", 1)}
 
 
 @pytest.mark.parametrize("path", _modules(), ids=_rel)

@@ -355,7 +355,7 @@ def _tables(store: Any, run_ids: list[str], ceilings: str = "default") -> dict[s
     if ceilings == "default":  # the report's own roofs: as it always read them
         out["kernel_roofline"] = fetch(con, "kernel_roofline", filters=every)
     out["run_ceilings"] = fetch(con, "run_ceilings", filters=every)
-    # as rows: a TIMESTAMPTZ through pyarrow's to_pylist imports pandas (~0.1 s of every report; issue 14)
+    # as rows: a TIMESTAMPTZ through pyarrow's to_pylist imports pandas (~0.1 s of every report)
     info = row_dicts(fetch(con, "report_run_info", {"run_ids": run_ids}, as_pylist=True))
     out["runs"] = {r["run_id"]: r for r in info}
     out["roofs"] = None

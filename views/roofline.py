@@ -78,7 +78,7 @@ def roofline(
     machine raises :class:`RooflineDataError`.
 
     ``as_rows``: per kernel on the run's own report peaks (``ceilings`` default or report), ``points`` and
-    ``ceilings`` are :class:`rooflake.schema.duck.Rows` of the same values, read without pyarrow (issue 14).
+    ``ceilings`` are :class:`rooflake.schema.duck.Rows` of the same values, read without importing pyarrow.
     """
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r} (choose one of: {', '.join(LEVELS)})")
@@ -338,4 +338,3 @@ def _gpu_roofs(store: Any, run_id: str, ceilings: str = "default") -> tuple[Any,
         rows = rows.append_column("machine_key", pa.array([gpu] * rows.num_rows, pa.string()))
     sources = sorted(set(rows.column("source").to_pylist()))
     return rows, f"{', '.join(sources)} ({gpu})"
-

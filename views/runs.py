@@ -12,7 +12,7 @@ def run_info(con: Any, run_id: str) -> dict[str, Any]:
     """The ``runs`` row of ``run_id`` (a full id) as a dict, on cursor ``con`` (from :func:`rooflake.queries.connect`):
     every column of the ``runs`` table (``source_path``, ``gpu_name``, ``labels`` as (key, value) pairs, ...)."""
     # DuckDB's own values, as pyarrow's to_pylist() gives them (fetch_pylist): a TIMESTAMPTZ through pyarrow
-    # imports pandas (+0.4 s CPU of every rl roofline; issue 14)
+    # imports pandas (+0.4 s CPU of every rl roofline)
     return row_dicts(fetch(con, "run_info", {"run_id": run_id}, as_pylist=True))[0]
 
 
@@ -35,7 +35,7 @@ def run_list(store: Any, *, as_rows: bool = False) -> Any:
 def rows_where(table: Any, column: str, value: Any) -> Any:
     """The rows of Arrow ``table`` whose ``column`` equals ``value`` (a Python value), in their order; no rows
     when none does. The value compared is the column's own Arrow scalar: converting a Python value to Arrow
-    (``pc.equal(col, "x")``) imports pandas wherever it is installed (~0.1 s CPU of every report; issue 14)."""
+    (``pc.equal(col, "x")``) imports pandas wherever it is installed (~0.1 s CPU of every report)."""
     import pyarrow.compute as pc
 
     col = table[column]

@@ -1,7 +1,7 @@
 -- own_run_ceilings: the run's own report peaks as the roofs of its roofline, in source_run_ceilings' shape: the rows
 -- source_run_ceilings gives for $sources = ['ncu-report'], $primary = 'ncu-report' and no machine rows (ncu's
 -- peak_sustained x the unit clock, medians over the launches; run_ceilings), read from the store itself rather than
--- from rows the caller gives, so that `rl roofline RUN` on its own peaks needs no Arrow table (issue 14). The
+-- from rows the caller gives, so that `rl roofline RUN` on its own peaks needs no Arrow table (nor pyarrow's import). The
 -- machine's sources (measured, ert, ert-spec, datasheet) are left out, as there; a run without report peaks has no
 -- row with a value > 0, and its roofs come from source_run_ceilings.
 -- Parameters: $run_id.
