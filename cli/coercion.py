@@ -10,7 +10,12 @@ text or member is matched by typer's own function; any other value goes through 
 error messages, unchanged). The typer coercion in force is checked against this one, parameter by parameter and
 value by value, for every command (``tests/test_cli_coercion.py``).
 
-With another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing.
+The seam. This is the one place rooflake reaches into typer's internals: :data:`TYPER_INTERNALS` names each one
+:func:`install` relies on, :func:`internals` resolves them, and ``tests/test_seams.py`` holds the installed typer
+to them (each name present, ``RuntimeParam`` a dataclass with ``parameter_info`` and ``annotation``, the signatures
+called here), so a typer that moves them fails that test by name rather than slowing ``rl`` down silently. With
+another typer (no ``typer._coercion``, or a different shape of it) :func:`install` changes nothing: typer's own
+coercion runs, and only the ~0.06-0.1 s is lost.
 """
 
 from __future__ import annotations
@@ -54,19 +59,43 @@ def given(annotation: Any, info: Any, value: Any) -> tuple[bool, Any]:
 _DIGITS = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
+#: typer's internals :func:`install` relies on: module -> the names it takes from it (``tests/test_seams.py`` checks
+#: each against the installed typer). Those of ``typer._param_types`` are optional: without one, the values it
+#: would take go through typer's adapter.
+TYPER_INTERNALS: dict[str, tuple[str, ...]] = {
+    "typer.core": ("_TyperParameter",),
+    "typer._coercion": ("RuntimeParam", "build_runtime_param"),
+    "typer._param_types": ("coerce_cli_path", "coerce_cli_choice", "choice_coercion_annotation"),
+}
+
+
+def internals() -> dict[str, Any] | None:
+    """Each name of :data:`TYPER_INTERNALS` -> what the installed typer has under it (None where it has nothing);
+    None when typer lacks one of those modules."""
+    import importlib
+
+    out: dict[str, Any] = {}
+    for module, names in TYPER_INTERNALS.items():
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            return None
+        out.update({n: getattr(found, n, None) for n in names})
+    return out
+
+
 def install() -> None:
     """Make typer's per-parameter coercion lazy (the module docstring); once, and only where typer has the
-    coercion this was written against."""
-    try:
-        from typer import _coercion, _param_types, core
-    except ImportError:
+    coercion this was written against (:func:`internals`)."""
+    found = internals()
+    if found is None:
         return
-    param = getattr(core, "_TyperParameter", None)
-    base = getattr(_coercion, "RuntimeParam", None)
-    build: Any = getattr(_coercion, "build_runtime_param", None)
-    path: Any = getattr(_param_types, "coerce_cli_path", None)
-    choice: Any = getattr(_param_types, "coerce_cli_choice", None)
-    choices: Any = getattr(_param_types, "choice_coercion_annotation", None)
+    param = found["_TyperParameter"]
+    base = found["RuntimeParam"]
+    build: Any = found["build_runtime_param"]
+    path: Any = found["coerce_cli_path"]
+    choice: Any = found["coerce_cli_choice"]
+    choices: Any = found["choice_coercion_annotation"]
     if param is None or base is None or build is None or getattr(param, "_rooflake_lazy", False):
         return
     if not dataclasses.is_dataclass(base) or not hasattr(param, "get_runtime_param"):

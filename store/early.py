@@ -11,6 +11,13 @@ the connection handed out holds the stand-ins and nothing else, as a new one wou
 
 Measured on 2 cores, whole processes (CHANGELOG): one run of ``kernel_roofline`` from a 10,000-run
 store by ``rl sql``, and ``rl runs``, each ~20 ms sooner; CPU time unchanged.
+
+The seam. :func:`start` and :func:`connect` are the one place a DuckDB database is made on one thread and used on
+another. It rests on two things DuckDB does, neither promised: a connection made on a thread works on any other,
+and DuckDB releases the GIL while it executes (else the thread only slows typer down). ``tests/test_seams.py``
+holds the installed DuckDB to the first (the connection :func:`connect` takes from the thread answers on the
+caller's and holds exactly what :func:`~rooflake.store.database.stand_ins` makes there) and to the second (Python
+runs on the main thread while a statement runs on another).
 """
 
 from __future__ import annotations
