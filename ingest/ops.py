@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from rooflake.instrument.shapes import GpuSpec, OpWork, ShapeError, op_work, parse_args
+from rooflake.instrument.shapes import VIEW_SOURCE, GpuSpec, OpWork, ShapeError, op_work, parse_args
 from rooflake.schema import OPS
 
 OP_CATS = {"cpu_op", "operator"}
@@ -154,7 +154,8 @@ def op_rows(
             continue
         rec = recorded(n)
         work, counted = _judge(n, rec, by_range, op_ids, gpu, replay)
-        if work.flops is not None and not counted:
+        # (a view carries nothing: where it copies after all, a reshape of a strided tensor, its nested clone does)
+        if work.flops is not None and not counted and work.flops_source != VIEW_SOURCE:
             n.carrier = n.row["range_id"]
             _tell_ancestors(n, by_range, op_ids)
         rows.append(_row(n, rec, work, op_ids))

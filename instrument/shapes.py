@@ -10,7 +10,7 @@ its name and the dims and dtype of every input. Both are judged by the rules her
   (:func:`replayed`), which also counts the composites that decompose into them (``aten::linear``,
   ``aten::matmul``, ``aten::conv2d``, ``aten::scaled_dot_product_attention``). Without torch, the built-in
   formulas (:data:`MATMUL_OPS`, :data:`CONV_OPS`, :data:`ATTENTION_OPS`) give the same numbers (checked against
-  torch in tests/test_op_work.py): 2·M·N·K per GEMM (a bias add is not counted, as torch and TraceLens count),
+  torch in tests/test_op_work.py): 2·M·N·K per GEMM (a bias add is not counted, as torch counts it; TraceLens adds M·N),
   2·N·K·P·Q·(C/groups)·R·S per convolution, 2·B·H·L·S·(E + Ev) per attention forward (= 4·B·H·N²·D) and 2.5×
   that backward (FlashAttention recomputes the scores).
 - **ours** where torch has none: :data:`ELEMENTWISE_FLOPS` (FLOPs per output element: arithmetic and activations 1,
@@ -46,6 +46,7 @@ from rooflake.instrument.traffic import (
 TORCH_SOURCE = "torch.utils.flop_counter"
 REPLAY_SOURCE = "torch.utils.flop_counter (replayed on meta tensors)"
 BUILTIN = "rooflake:builtin"
+VIEW_SOURCE = "rooflake:view"
 
 # ours, where torch has no formula: op name -> FLOPs per output element
 ELEMENTWISE_FLOPS: dict[str, float] = {
@@ -289,7 +290,7 @@ def _work(op: str, args: Sequence[Arg], tensors: list[Arg], gpu: GpuSpec | None,
             b = _compulsory(tensors, out)
             return _with_traffic(op, args, tensors, OpWork(flops, source, b), gpu)
     if op in VIEW_OPS or (op in _DROPOUT and _eval_mode(args)):
-        return OpWork(0.0, "rooflake:view", 0)
+        return OpWork(0.0, VIEW_SOURCE, 0)
     if op in REPLAYED:
         return OpWork(
             None,
@@ -297,7 +298,7 @@ def _work(op: str, args: Sequence[Arg], tensors: list[Arg], gpu: GpuSpec | None,
             "and arguments the meta device can run",
         )
     if op in ZERO_FLOP_OPS:
-        return OpWork(0.0, "rooflake:data-movement", None if op in _CREATION else _moved(op, tensors))
+        return OpWork(0.0, "rooflake:data-movement", None if op in _CREATION else _moved(op, tensors, args))
     if not tensors:
         return OpWork(None, f"none: no tensor input recorded for aten::{op} (record_shapes off?)")
     if op in PER_INPUT_FLOPS:
@@ -324,10 +325,39 @@ def _eval_mode(args: Sequence[Arg]) -> bool:
     return bool(args) and args[-1].concrete == "False"
 
 
-def _moved(op: str, tensors: list[Arg]) -> int | None:
-    """Bytes of a data-movement op whose output equals its first input in size (copies, casts: read + write)."""
-    if op in ("copy_", "clone", "_to_copy") and tensors:
-        return sum(t.nbytes for t in tensors[:2]) if op == "copy_" else 2 * tensors[0].nbytes
+# c10::ScalarType codes (the "Concrete Inputs" of a cast's dtype argument) -> bytes per element
+_SCALAR_TYPE_BYTES = {
+    0: 1,
+    1: 1,
+    2: 2,
+    3: 4,
+    4: 8,
+    5: 2,
+    6: 4,
+    7: 8,
+    8: 4,
+    9: 8,
+    10: 16,
+    11: 1,
+    15: 2,
+    23: 1,
+    24: 1,
+}
+
+
+def _moved(op: str, tensors: list[Arg], args: Sequence[Arg] = ()) -> int | None:
+    """Bytes of a copy or cast: its input read and its output written, the output at the cast's target dtype
+    (``_to_copy``'s dtype argument, a c10::ScalarType code) where it names one, else at the input's."""
+    if not tensors or any(t.type not in DTYPES for t in tensors[:2]):
+        return None
+    if op == "copy_":
+        return sum(t.nbytes for t in tensors[:2])
+    if op == "clone":
+        return 2 * tensors[0].nbytes
+    if op == "_to_copy":
+        code = args[1].value() if len(args) > 1 and not args[1].is_tensor else None
+        size = _SCALAR_TYPE_BYTES.get(code) if isinstance(code, int) else None
+        return tensors[0].nbytes + tensors[0].numel * (size or DTYPES[tensors[0].type][1])
     return None
 
 

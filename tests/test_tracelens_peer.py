@@ -1,5 +1,5 @@
 """rooflake's per-op work against TraceLens' perf reports, on literal shapes: the rows where the two agree, the
-conventions where they differ on purpose, and the rows where rooflake is wrong (strict xfail until fixed).
+conventions where they differ on purpose, and two rows where rooflake was wrong until they were found here.
 
 Every expected number is a cell of a perf report that TraceLens (github.com/AMD-AGI/TraceLens) ships beside its
 H100 test traces, ``tests/traces/h100/<trace>_perf_report_csvs/<sheet>.csv`` (columns ``GFLOPS_first`` and
@@ -89,14 +89,11 @@ def test_layer_norm_convention() -> None:
     assert w.bytes == 0.28125 * MIB - 4 * c * 2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="_to_copy's output bytes are taken at the input's dtype, not the target's"
-)
 def test_to_copy_bytes_at_the_target_dtype() -> None:
     # Qwen_Qwen1.5-0.5B-Chat UnaryElementwise.csv, aten::copy_ [[1, 559, 64], [1, 559, 64], []] of types
     # (BFloat16, float): Data Moved 0.2047119140625 MB = 35776 x (4 + 2): float read, bfloat16 written. It is the
-    # copy_ inside aten::_to_copy(float [1, 559, 64], dtype=15 (torch.bfloat16)), which rooflake counts
-    # as 2 x 35776 x 4 = 286208.
+    # copy_ inside aten::_to_copy(float [1, 559, 64], dtype=15 (torch.bfloat16)): its output at the target dtype
+    # (rooflake counted it at the input's, 2 x 35776 x 4 = 286208, until this test).
     w = _work(
         "aten::_to_copy",
         [[1, 559, 64], [], [], [], [], [], []],
@@ -114,15 +111,12 @@ def _range(
             "thread": 1, "parent_id": parent, "args": json.dumps(args)}  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a view op (aten::reshape) carries its chain's work as 0, its copy lost"
-)
 def test_reshape_that_copies_keeps_the_copy_bytes() -> None:
     # facebook_timesformer-base-finetuned-k400 UnaryElementwise.csv, aten::copy_
     # [[1, 196, 128, 768], [1, 196, 128, 768], []] (BFloat16, BFloat16), the copy_ of a reshape of a
     # non-contiguous tensor (aten::reshape -> aten::clone -> aten::copy_; 51.7 µs of kernel time on the H100):
-    # Data Moved 73.5 MB. rooflake's reshape is a view (0 FLOPs, 0 bytes) and carries the chain, so the clone's
-    # and copy_'s bytes are "counted in aten::reshape" as 0.
+    # Data Moved 73.5 MB. A view (0 FLOPs, 0 bytes) carries no chain, so the clone and its copy_ carry their own
+    # bytes (they were "counted in aten::reshape" as 0 until this test).
     x = [1, 196, 128, 768]
     rows, _ = op_rows(
         [
