@@ -308,8 +308,9 @@ def _without_gpu(schema: Any) -> Any:
 
 def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
     """``ops`` with kernels, gpu_ops and gpu_time_ns (step ``ops_gpu_time.sql``)."""
-    import duckdb
     import pyarrow as pa
+
+    from rooflake.schema.duck import duck_connect
 
     empty = pa.table({"launch_thread": pa.array([], pa.int64()), "launch_start_ns": pa.array([], pa.int64()),
                       "duration_ns": pa.array([], pa.float64())})  # fmt: skip
@@ -319,7 +320,7 @@ def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
             return empty
         return t.select(["launch_thread", "launch_start_ns", "duration_ns"]).cast(empty.schema)
 
-    con = duckdb.connect()
+    con = duck_connect()
     try:
         con.register("op_rows", ops)
         con.register("kernel_launches", launches(kernels))
@@ -333,12 +334,21 @@ def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     """A reader's tables with the ``ops`` table of the recorded operators (:func:`op_table`), their work modelled
     from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the DRAM traffic
     model), and the ingest summary's lines about them added to ``run["warnings"]``. ``kw``: which ranges are ops
-    and what they recorded (:func:`op_rows`; default: torch.profiler's)."""
+    and what they recorded (:func:`op_rows`; default: torch.profiler's). Also the serving steps among the ranges
+    (table ``serving_steps``, :func:`rooflake.ingest.steps.step_table`) and, unless ``replay_note`` is False (a
+    capture trace is matched next), a line saying that kernels replayed from CUDA graphs have no op."""
+    from rooflake.ingest import graphs, steps
     from rooflake.instrument.shapes import catalog_gpu
+    from rooflake.schema.duck import DuckTable
 
+    note = kw.pop("replay_note", True)
     run = out["run"]
     gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
     table, lines = op_table(out, run_id, gpu=gpu, **kw)
+    ranges, kernels = out["ranges"], out.get("kernels")
+    step_table, step_lines = steps.step_table(ranges.to_arrow() if isinstance(ranges, DuckTable) else ranges, run_id)
     run["n_ops"] = table.num_rows
+    noted = note and kernels is not None and not isinstance(kernels, DuckTable)  # (nsys: graph ids of its own)
+    lines += step_lines + (graphs.replay_note(kernels) if noted else [])
     run["warnings"] = [*run.get("warnings", []), *lines]
-    return {**out, "ops": table}
+    return {**out, "ops": table, "serving_steps": step_table}
