@@ -36,6 +36,14 @@ MergeOpt = Annotated[
         "one run, per kernel launch.",
     ),
 ]
+CaptureOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--capture",
+        help="With one torch.profiler execution trace: the trace of its CUDA graph capture, whose ops and shapes "
+        "the replayed kernels are matched to (one run of the two).",
+    ),
+]
 
 
 @app.command()
@@ -63,6 +71,7 @@ def ingest(
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: cores).")
     ] = None,
     merge: MergeOpt = False,
+    capture: CaptureOpt = None,
 ) -> None:
     """Ingest profiles, one run per file: Nsight Compute reports (.ncu-rep) and CSV exports, Nsight Systems exports
     (.sqlite, .nsys-rep, a parquetdir folder), ERT roofline.json, torch.profiler traces.
@@ -75,6 +84,8 @@ def ingest(
 
     labels = parse_labels(label)
     files = expand_paths(paths)
+    if capture is not None:
+        raise typer.Exit(_print_result(_captured(files, capture, store, labels, force), as_json))
     if merge:
         from rooflake.pipeline.merge import ingest_merged
 
@@ -97,6 +108,17 @@ def ingest(
             failed += _print_result(r, as_json)
     if failed:
         raise typer.Exit(1)
+
+
+def _captured(files: list[Any], capture: str, store: str | None, labels: Any, force: bool) -> Any:
+    """``rl ingest EXEC --capture CAPTURE``: one execution trace and its capture as one run."""
+    from rooflake.pipeline.capture import ingest_captured
+
+    if len(files) != 1:
+        raise typer.BadParameter(
+            f"--capture goes with one execution trace; got {len(files)} files", param_hint="--capture"
+        )
+    return ingest_captured(files[0], capture, store, labels, force=force)
 
 
 def _print_result(r: Any, as_json: bool) -> int:
@@ -161,6 +183,8 @@ def _run_columns() -> list[Any]:
 
     def labels(row: dict[str, Any]) -> str:
         got = row.get("labels") or {}
+        if isinstance(got, str):  # (run_list's rows may hold them as text already: key=value,...)
+            return got
         return ", ".join(f"{k}={v}" for k, v in (got.items() if isinstance(got, dict) else got))
 
     return [

@@ -346,9 +346,13 @@ def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
     table, lines = op_table(out, run_id, gpu=gpu, **kw)
     ranges, kernels = out["ranges"], out.get("kernels")
-    step_table, step_lines = steps.step_table(ranges.to_arrow() if isinstance(ranges, DuckTable) else ranges, run_id)
+    step_table, step_lines = steps.step_table(
+        ranges.to_arrow() if isinstance(ranges, DuckTable) else ranges, run_id
+    )
     run["n_ops"] = table.num_rows
-    noted = note and kernels is not None and not isinstance(kernels, DuckTable)  # (nsys: graph ids of its own)
+    noted = (
+        note and kernels is not None and not isinstance(kernels, DuckTable)
+    )  # (nsys: graph ids of its own)
     lines += step_lines + (graphs.replay_note(kernels) if noted else [])
     run["warnings"] = [*run.get("warnings", []), *lines]
     return {**out, "ops": table, "serving_steps": step_table}

@@ -760,3 +760,33 @@ def _flag_counts(tables: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str
             for f in r.get("flags") or []:
                 counts[table, f] = counts.get((table, f), 0) + 1
     return [(t, f, n) for (t, f), n in counts.items()]
+
+
+def runtime_calls(path: str | Path) -> list[dict[str, Any]]:
+    """Every CUDA/HIP runtime or driver call of a trace (the CPU side of GPU work; ``cudaStreamBeginCapture``,
+    ``cudaLaunchKernel``, ``cudaGraphLaunch``, ...), in start order: ``thread``, ``start_ns`` (ns, as ``ranges``
+    times), ``api`` (the call's name), ``kernel`` (the kernel a launch call names: ROCm traces name it, CUDA traces
+    do not: None), ``grid``/``block`` (lists, where the call gives them), ``correlation``. For the CUDA-graph capture
+    (:mod:`rooflake.ingest.graphs`), whose captured launches run no kernel. Raises :class:`InputError` as
+    :func:`read`."""
+    path = Path(path)
+    meta, _ = _load(path)  # (its messages for a bad file; the events are read once more below)
+    base = _int(meta.get("baseTimeNanoseconds")) or 0
+    data = _read_bytes(path)
+    try:
+        events: Iterable[_Event] = _decoded(_TRACE.decode(data).traceEvents)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        events = _from_dicts(_load_stdlib(path, data)["traceEvents"])
+    out = []
+    for ev in events:
+        if ev.ph != "X" or _role(ev.cat) != "launch" or (ts := _ns(ev.ts)) is None:
+            continue
+        a = _args(ev.args)
+        kernel = a.get("kernel")
+        out.append({
+            "thread": _int(ev.tid), "start_ns": base + ts, "api": str(ev.name),
+            "kernel": kernel if isinstance(kernel, str) else None, "grid": a.get("grid"), "block": a.get("block"),
+            "correlation": _int(a.get("correlation")),
+        })  # fmt: skip
+    out.sort(key=lambda r: r["start_ns"])
+    return out

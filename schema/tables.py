@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     COVERAGE: pa.Schema
     ESTIMATES: pa.Schema
     OPS: pa.Schema
+    SERVING_STEPS: pa.Schema
+    GRAPH_KERNELS: pa.Schema
     TABLES: dict[str, pa.Schema]
 
 SCHEMA_VERSION = "1"
@@ -525,6 +527,21 @@ _declare(
             "of them, replayed from CUDA graphs (attributed through the graph launch)",
             "graphNodeId",
         ),
+        (
+            "graph_ops_matched",
+            _I64,
+            "",
+            "of the graph_ops, kernels matched to a kernel launch of the capture trace, hence to its captured op "
+            "(NULL: no capture trace given)",
+            "rl ingest --capture",
+        ),
+        (
+            "graph_ops_unmatched",
+            _I64,
+            "",
+            "of the graph_ops, kernels matched to no captured launch: no op, no FLOPs (NULL: no capture trace given)",
+            "rl ingest --capture",
+        ),
     ],
     "NVTX attribution coverage of each run: which GPU work lies under a range, and why the rest does not.",
 )
@@ -729,9 +746,114 @@ _declare(
         ("cpu_time_ns", _I64, "ns", "the op's own CPU duration, nested ops included (measured)", "ranges"),
         ("start_ns", _I64, "ns", "the op's CPU start", "ranges.start_ns"),
         ("thread", _I64, "", "thread the op ran on", "ranges.thread"),
+        (
+            "graph_launch",
+            _I64,
+            "",
+            "an op replayed from a CUDA graph: the correlation id of the graph launch whose kernels ran it (its "
+            "work and shapes those of the op captured in the capture trace, start_ns/thread the launch call's); "
+            "NULL: an op recorded in this trace",
+            "rl ingest --capture",
+        ),
+        (
+            "captured_op_id",
+            _I64,
+            "",
+            "a replayed op: the op_id of the captured op in the capture trace (NULL: a recorded op)",
+            "rl ingest --capture",
+        ),
     ],
     "Recorded operators of a trace with their modelled work from the recorded shapes (FLOPs, bytes) and their "
     "measured time (kernels launched, CPU time).",
+)
+
+_declare(
+    "serving_steps",
+    [
+        ("run_id", _STR, "", "run", "runs.run_id"),
+        ("step_id", _I64, "", "0-based order of the step in the run (by start time)", "ingest"),
+        ("range_id", _I64, "", "the step's row of `ranges`", "ranges.range_id"),
+        ("name", _STR, "", "the step range's name, as the server wrote it", "ranges.name"),
+        (
+            "format",
+            _STR,
+            "",
+            "vllm | vllm-roofline | sglang | sglang-roofline | atom | atom-roofline | unknown (counts NULL)",
+            "rooflake.ingest.steps",
+        ),
+        ("phase", _STR, "", "prefill | decode | mixed (NULL: the name does not say, or no request)", "name"),
+        ("prefill_requests", _I64, "", "context (prefill) requests in the step", "name"),
+        ("prefill_tokens", _I64, "token", "their query tokens (sum of N_Q)", "name"),
+        ("decode_requests", _I64, "", "generation (decode) requests in the step", "name"),
+        (
+            "decode_tokens",
+            _I64,
+            "token",
+            "their query tokens (sum of N_Q; > requests with speculative decoding)",
+            "name",
+        ),
+        ("context_tokens", _I64, "token", "KV tokens attended to, all requests (sum of N_KV)", "name"),
+        ("sum_q_sq", _I64, "token^2", "sum of N_Q^2 over the requests (attention's causal part)", "name"),
+        ("sum_q_kv", _I64, "token^2", "sum of N_Q * N_KV over the requests (attention's work)", "name"),
+        ("start_ns", _I64, "ns", "the step range's start", "ranges.start_ns"),
+        ("end_ns", _I64, "ns", "the step range's end", "ranges.end_ns"),
+        ("thread", _I64, "", "thread the step ran on", "ranges.thread"),
+    ],
+    "LLM serving engine steps (vLLM, SGLang, ATOM step ranges) with the batch makeup their names carry.",
+)
+
+_declare(
+    "graph_kernels",
+    [
+        ("run_id", _STR, "", "run (the execution trace)", "runs.run_id"),
+        ("kernel_id", _I64, "", "the replayed kernel", "kernels.kernel_id"),
+        (
+            "graph_launch",
+            _I64,
+            "",
+            "correlation id of the graph launch that replayed it",
+            "kernels.correlation_id",
+        ),
+        ("graph_node", _I64, "", "0-based order of the kernel in its replay (GPU start order)", "ingest"),
+        (
+            "captured_graph",
+            _I64,
+            "",
+            "0-based capture of the capture trace the replay was matched to",
+            "ingest",
+        ),
+        (
+            "captured_node",
+            _I64,
+            "",
+            "0-based order of the matched launch in that capture (NULL: unmatched)",
+            "ingest",
+        ),
+        (
+            "captured_op_id",
+            _I64,
+            "",
+            "op_id (capture trace) of the op carrying the matched launch's work",
+            "ingest",
+        ),
+        (
+            "op_id",
+            _I64,
+            "",
+            "the replayed op of this run's `ops` (NULL: unmatched, or launched under no op)",
+            "ops.op_id",
+        ),
+        (
+            "match",
+            _STR,
+            "",
+            "matched (same kernel, same place in the order) | reordered (same kernel, another place) | by_order "
+            "(the capture names no kernels: same place in a capture of as many launches) | unmatched",
+            "ingest",
+        ),
+        ("capture_source", _STR, "", "file name of the capture trace", "rl ingest --capture"),
+    ],
+    "Kernels replayed from CUDA graphs, each matched to the launch and op of the trace that captured the graph.",
 )
 
 

@@ -16,7 +16,18 @@ from pathlib import Path
 
 from rooflake.schema import StoreError
 
-DATA_TABLES = ("kernels", "metrics", "ceilings", "ranges", "memops", "coverage", "estimates", "ops")
+DATA_TABLES = (
+    "kernels",
+    "metrics",
+    "ceilings",
+    "ranges",
+    "memops",
+    "coverage",
+    "estimates",
+    "ops",
+    "serving_steps",
+    "graph_kernels",
+)
 ALL_TABLES = (*DATA_TABLES, "runs")
 STAGING = ".staging"
 PART = "part-0.parquet"
