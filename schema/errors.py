@@ -59,7 +59,8 @@ class WorkerError(RooflakeError):
     without an answer: a limit on processes or memory, or a broken temporary folder; the message says what failed."""
 
 
-class DamagedStoreError(StoreError):
+class DamagedStoreError(StoreError, QueryError):
     """A file of the store cannot be read as what it should be: a Parquet partition or compacted file (torn, a
     page whose checksum fails, a footer that does not parse) or ``compacted.json``; the message names the file and
-    how to recover (``rl doctor`` lists every damaged file)."""
+    how to recover (``rl doctor`` lists every damaged file). A query that meets one fails with it: it is a
+    :class:`QueryError` too."""
