@@ -145,12 +145,7 @@ SELECT
     flops_per_s / nullif(attainable_flops_per_s, 0) AS fraction_of_roof,
     t_min_ns,
     time_ns / nullif(t_min_ns, 0) AS inefficiency,
-    CASE
-        WHEN t_min_ns IS NULL THEN NULL
-        WHEN t_min_ns = flops / peak_flops_per_s * 1e9 THEN 'compute'
-        WHEN t_min_ns = bytes / bw_dram * 1e9 THEN 'DRAM'
-        ELSE 'launch'
-    END AS time_bound,
+    time_bound(t_min_ns, flops, peak_flops_per_s, bytes, bw_dram) AS time_bound,
     dtype,
     CASE WHEN (SELECT has_gpu FROM run) THEN (SELECT gpu FROM gpu) END AS datasheet_gpu,
     (SELECT min(source) FROM roofs) AS roofs_from,

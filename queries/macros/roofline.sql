@@ -88,3 +88,13 @@ array_to_string(
     list_filter(string_split_regex(lower(name), '[^a-z0-9]+'), lambda w: w <> '' AND w NOT IN ('nvidia', 'tesla', 'geforce')),
     ' '
 );
+
+-- time_bound(t_min, flops, peak, bytes, bw): the largest term of a time-based roofline's T_min = max(F / P, Q / W,
+-- t_o) in ns (Wang et al., arXiv 2009.04598): 'compute', 'DRAM' or 'launch'; NULL without T_min.
+CREATE MACRO time_bound(t_min, flops, peak, bytes, bw) AS
+CASE
+    WHEN t_min IS NULL THEN NULL
+    WHEN t_min = flops / peak * 1e9 THEN 'compute'
+    WHEN t_min = bytes / bw * 1e9 THEN 'DRAM'
+    ELSE 'launch'
+END;
