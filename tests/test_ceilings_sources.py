@@ -169,6 +169,8 @@ def test_rl_ceilings_command(fixture_store: Path) -> None:
         app, ["ceilings", "--gpu", "H100 PCIe", "--store", str(fixture_store), "-f", "csv"]
     )
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[0].startswith("ceiling,kind,unit,report_ceiling,report")  # minimal CSV quoting
+    assert r.stdout.splitlines()[0].startswith(
+        "ceiling,kind,unit,report_ceiling,report"
+    )  # minimal CSV quoting
     r = CliRunner().invoke(app, ["ceilings", "--gpu", "A100", "--store", str(fixture_store)])
     assert r.exit_code != 0 and "names 4 GPUs of the datasheet catalog" in r.stderr
