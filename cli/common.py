@@ -268,6 +268,7 @@ class By(str, Enum):
     kernel = "kernel"
     layer = "layer"
     op = "op"
+    step = "step"
 
 
 class KernelOrLayer(str, Enum):

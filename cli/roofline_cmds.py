@@ -79,8 +79,8 @@ ByOpt = Annotated[
     By,
     typer.Option(
         "--by",
-        help="One point per kernel (ncu counters), per NVTX layer, or per recorded op of a trace (work from its "
-        "recorded shapes).",
+        help="One point per kernel (ncu counters), per NVTX layer, per recorded op of a trace (work from its "
+        "recorded shapes), or per LLM serving step (vLLM, SGLang: the work of its ops).",
     ),
 ]
 TOP_OPS = 15  # ops printed under an op roofline's chart (the most time first; every op is in the chart)
@@ -91,6 +91,7 @@ def _what(by: By, depth: int) -> str:
     return {
         By.layer: f"layers at depth {depth}",
         By.op: "recorded ops (work modelled from their shapes)",
+        By.step: "serving steps (work modelled from their ops' shapes)",
     }.get(by, "kernels")
 
 
@@ -214,9 +215,9 @@ def _refuse_what_does_not_apply(
     a word): --with or --depth without --by layer, --launch-overhead without --time, --precision with --time."""
     if with_run is not None and by is By.kernel:
         raise typer.BadParameter("--with needs --by layer", param_hint="--with")
-    if with_run is not None and by is By.op:
+    if with_run is not None and by in (By.op, By.step):
         raise typer.BadParameter(
-            "--with needs --by layer (an op's work comes from its shapes)", param_hint="--with"
+            "--with needs --by layer (an op's or a step's work comes from its shapes)", param_hint="--with"
         )
     if by is not By.layer and given(ctx, "depth"):
         raise typer.BadParameter("--depth needs --by layer", param_hint="--depth")

@@ -194,7 +194,8 @@ def replayed_tables(
     matches = match([[k["name"] for k in g] for g in groups], [[c["kernel"] for c in cap] for cap in caps])
     by_op = {o["op_id"]: o for o in cap_ops}
     launch_op = [launch_ops(cap, cap_ops) for cap in caps]
-    rows, replayed = [], {}
+    rows: list[dict[str, Any]] = []
+    replayed: dict[tuple[Any, Any], dict[str, Any]] = {}
     first_id = out["ops"].num_rows
     for g, ms in zip(groups, matches, strict=True):
         for node, (k, m) in enumerate(zip(g, ms, strict=True)):
@@ -259,7 +260,7 @@ def _coverage(coverage: Any, groups: list[list[dict[str, Any]]], rows: list[dict
 
 
 def _summary(rows: list[dict[str, Any]], launches: int, ops: int, source: str) -> str:
-    n = defaultdict(int)
+    n: dict[str, int] = defaultdict(int)
     for r in rows:
         n[r["match"]] += 1
     unmatched = n["unmatched"]

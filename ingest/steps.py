@@ -70,9 +70,8 @@ def _vllm(name: str) -> Step | None:
         _, c, csq, csk, csqsq, csqsk, g, gsq, gsk, gsqsq, gsqsk = map(int, m.groups())
         return Step("vllm-roofline", _phase(c, g), c, csq, g, gsq, csk + gsk, csqsq + gsqsq, csqsk + gsqsk)
     if m := VLLM.match(name):
-        c, ctok, csqsq, g, gtok, gsqsq = (int(v) if v is not None else None for v in m.groups())
-        sqsq = _add(csqsq, gsqsq) if csqsq is not None or gsqsq is not None else None
-        return Step("vllm", _phase(c, g), c, ctok, g, gtok, None, sqsq)
+        n = [int(v) if v is not None else None for v in m.groups()]
+        return Step("vllm", _phase(n[0], n[3]), n[0], n[1], n[3], n[4], None, _add(n[2], n[5]))
     return None
 
 
@@ -93,6 +92,10 @@ def _sglang(name: str) -> Step | None:
     mode, f = m.group(1), _fields(m.group(2))
     get = lambda k: _int(f.get(k))  # noqa: E731
     bs, roofline = get("bs"), any(k.endswith("sqsq") for k in f)
+    p: int | None
+    ptok: int | None
+    d: int | None
+    dtok: int | None
     if mode == "EXTEND":
         p, ptok, d, dtok = get("c") or bs, get("c_sq") or get("toks"), 0, 0
     elif mode == "DECODE":
@@ -124,6 +127,10 @@ def _atom(name: str) -> Step | None:
     if "bs" not in f:
         return None
     bs, tok = get("bs"), get("tok")
+    p: int | None
+    ptok: int | None
+    d: int | None
+    dtok: int | None
     if kind == "prefill":
         p, ptok, d, dtok = bs, tok, 0, 0
     elif "p" in f:

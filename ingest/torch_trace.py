@@ -777,7 +777,7 @@ def runtime_calls(path: str | Path) -> list[dict[str, Any]]:
         events: Iterable[_Event] = _decoded(_TRACE.decode(data).traceEvents)
     except (msgspec.DecodeError, msgspec.ValidationError):
         events = _from_dicts(_load_stdlib(path, data)["traceEvents"])
-    out = []
+    out: list[dict[str, Any]] = []
     for ev in events:
         if ev.ph != "X" or _role(ev.cat) != "launch" or (ts := _ns(ev.ts)) is None:
             continue

@@ -4,12 +4,14 @@ published as one run with the ops of the trace that captured those graphs (:mod:
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rooflake.ingest import detect_format, file_sha256
 from rooflake.ingest.messages import path_text, shown
 from rooflake.ingest.ranks import labelled_rank
-from rooflake.pipeline import IngestResult, _ingest_fields, _runs_table, _tables
+from rooflake.pipeline import IngestResult, rooflake_version
 from rooflake.schema import InputError
 from rooflake.store import Store
 
@@ -46,11 +48,40 @@ def ingest_captured(
         return IngestResult(str(path), run_id, "exists")
     out = ops.with_ops(torch_trace.read(path, run_id=run_id), run_id, replay_note=False)
     out = with_capture(out, capture, run_id)
+    res = store.publish(
+        run_id, {**_tables(out), "runs": _runs(out["run"], path, combined, labels, ranked)}, force=force
+    )
     run = out["run"]
-    row = {**run, **_ingest_fields(path, combined, labels), **ranked, "run_id": run_id}
-    row["source_path"] = path_text(path.resolve())
-    res = store.publish(run_id, {**_tables(out), "runs": _runs_table(out, row)}, force=force)
     return IngestResult(
         str(path), run_id, res.status, run["n_kernels"], run["n_metrics"], run["gpu_name"],
         ranges=out["ranges"].num_rows, warnings=run.get("warnings") or None,
     )  # fmt: skip
+
+
+def _tables(out: dict[str, Any]) -> dict[str, Any]:
+    import pyarrow as pa
+
+    return {name: t for name, t in out.items() if isinstance(t, pa.Table)}
+
+
+def _runs(
+    run: dict[str, Any], path: Path, sha: str, labels: dict[str, str] | None, ranked: dict[str, Any]
+) -> Any:
+    """The run's ``runs`` row (pa.Table) for the execution trace ``path``, ``sha`` the pair's SHA-256."""
+    import pyarrow as pa
+
+    from rooflake.schema import RUNS, SCHEMA_VERSION
+
+    row = {
+        **run,
+        "run_id": sha[:16],
+        "source_path": path_text(path.resolve()),
+        "source_sha256": sha,
+        "source_bytes": path.stat().st_size,
+        "ingested_at": datetime.now(timezone.utc),
+        "labels": sorted((labels or {}).items()),
+        "rooflake_version": rooflake_version(),
+        "schema_version": SCHEMA_VERSION,
+        **ranked,
+    }
+    return pa.table({f.name: [row.get(f.name)] for f in RUNS}, schema=RUNS)

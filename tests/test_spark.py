@@ -188,6 +188,7 @@ def _cases(store: Store) -> dict[str, list[dict[str, Any]]]:
         "estimate_vs_measured": [{"run_id": nsys, "estimates_run_id": est, "domain": "<default domain>"}],
         "op_roofline": [{"run_id": trace}, {"run_id": nsys, "launch_overhead_ns": 2000.0}],
         "op_summary": [{"run_id": trace}],
+        "steps": [{"run_id": trace}],
     }
 
 

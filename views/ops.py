@@ -14,7 +14,7 @@ from rooflake.schema import RooflineDataError, UsageError
 from rooflake.views.display import Displayed
 from rooflake.views.runs import run_info
 
-GRAINS = ("op", "layer")
+GRAINS = ("op", "layer", "step")
 PROVENANCE = (
     "time measured ({time}), FLOPs and bytes modelled from the recorded shapes (torch's formulas or rooflake's; "
     "bytes compulsory, drawn at DRAM), ceilings datasheet ({gpu})"
@@ -25,7 +25,7 @@ PROVENANCE = (
 class OpRoofline(Displayed):
     """The roofline of a trace run from its recorded shapes.
 
-    - ``run_id``, ``run`` (its ``runs`` row), ``grain`` (``op`` | ``layer``), ``depth`` (NVTX depth of a layer).
+    - ``run_id``, ``run`` (its ``runs`` row), ``grain`` (``op`` | ``layer`` | ``step``: LLM serving steps), ``depth`` (NVTX depth of a layer).
     - ``points``: pyarrow Table, one row per op carrying its chain's work (or per layer), the columns of
       ``layer_roofline`` (step ``op_points``: duration_ns measured, flops and bytes_dram modelled, ai_dram,
       achieved/peak/attainable FLOP/s, bound, ...) plus ops, ops_without_flops, dtype, time_source.
@@ -61,7 +61,8 @@ def op_roofline(
     launch_overhead_ns: float = 1000.0,
 ) -> OpRoofline:
     """The roofline of trace run ``run_id`` (a unique prefix; None: the latest run) per recorded op (``grain='op'``)
-    or per NVTX layer at ``depth`` (``grain='layer'``), from the ops' modelled work and measured time (query
+    or per NVTX layer at ``depth`` (``grain='layer'``) or per LLM serving step (``grain='step'``: step ``step_points``
+    over query ``steps``), from the ops' modelled work and measured time (query
     ``op_roofline``; Williams et al. 2009 for attainable = min(P, AI·W); Wang et al., arXiv 2009.04598, for the
     time weighting of a layer). ``level``: the drawn memory level; a trace run's compulsory bytes stand at DRAM
     only (the datasheet has no L1/L2 roofs). Returns :class:`OpRoofline`. Raises :class:`UsageError` (bad grain, a
@@ -82,13 +83,17 @@ def op_roofline(
             f"run {run_id} ({run['source_path']}): no recorded op has FLOPs from its shapes (a torch.profiler "
             "trace recorded with record_shapes=True, or an nsys trace with --pytorch=autograd-shapes-nvtx, has them)"
         )
-    params = {"run_id": run_id, "grain": grain, "depth": depth, "launch_overhead_ns": launch_overhead_ns}
-    points = fetch(con, "op_points", params, what=f"ops of run {run_id}")
+    points = _points(con, run_id, grain, depth, launch_overhead_ns)
     roofs = fetch(con, "op_roofs", {"run_id": run_id}, what=f"roofs of run {run_id}")
     if roofs.num_rows == 0:
         raise RooflineDataError(
             f"run {run_id}: its GPU ({run['gpu_name'] or 'unknown'}) is not in the datasheet catalog, so its ops "
             'have no roofs (`rl sql "select gpu from datasheet_gpus"` lists the GPUs it knows)'
+        )
+    if points.num_rows == 0 and grain == "step":
+        raise RooflineDataError(
+            f"run {run_id}: no serving step (vLLM execute_context_..., SGLang step[...], ATOM prefill[...]/decode[...] "
+            "ranges) holds an op with FLOPs (`rl sql \"select * from steps('RUN')\"` lists its steps)"
         )
     if points.num_rows == 0:
         raise RooflineDataError(f"run {run_id}: no layer at depth {depth} holds an op with FLOPs")
@@ -97,6 +102,15 @@ def op_roofline(
         time=", ".join(sorted(t.removeprefix("measured: ") for t in times)), gpu=roofs["machine_key"][0]
     )
     return OpRoofline(run_id, run, grain, depth, points, roofs, text)
+
+
+def _points(con: Any, run_id: str, grain: str, depth: int, launch_overhead_ns: float) -> Any:
+    """The points of ``grain``: step ``op_points`` (op, layer) or ``step_points`` (serving steps, query ``steps``)."""
+    if grain == "step":
+        params = {"run_id": run_id, "launch_overhead_ns": launch_overhead_ns}
+        return fetch(con, "step_points", params, what=f"serving steps of run {run_id}")
+    params = {"run_id": run_id, "grain": grain, "depth": depth, "launch_overhead_ns": launch_overhead_ns}
+    return fetch(con, "op_points", params, what=f"ops of run {run_id}")
 
 
 def op_summary(store: Any, run_id: str | None, *, launch_overhead_ns: float = 1000.0) -> Any:

@@ -16,7 +16,7 @@ from rooflake.views.layers import RunMatch, estimate_roofs_text, match_runs, no_
 from rooflake.views.runs import run_info
 
 LEVELS = ("dram", "l2", "l1", "all")
-GRAINS = ("kernel", "layer", "op")
+GRAINS = ("kernel", "layer", "op", "step")
 _QUANTITIES = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor"]
 
 
@@ -89,7 +89,7 @@ def roofline(
             "an ncu run lends its counters to the layers of an nsys run: use layers (--by layer)"
         )
     run_id = store.resolve(run_id)
-    if grain == "op" or (grain == "layer" and with_run is None and from_shapes(store, run_id)):
+    if grain in ("op", "step") or (grain == "layer" and with_run is None and from_shapes(store, run_id)):
         return _trace_roofline(store, run_id, grain, depth, level, ceilings)
     if grain == "layer":
         return _layer_roofline(store, run_id, depth, with_run, level, ceilings)

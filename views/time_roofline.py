@@ -125,14 +125,14 @@ def time_roofline(
     :class:`RooflineDataError` (no kernel has FLOPs, bytes and a duration: the message says how to collect them;
     no layer at ``depth`` has a kernel with counters).
     """
-    if grain not in (*GRAINS, "op"):
-        raise UsageError(f"unknown grain {grain!r} (choose kernel, layer or op)")
+    if grain not in (*GRAINS, "op", "step"):
+        raise UsageError(f"unknown grain {grain!r} (choose kernel, layer, op or step)")
     if level not in LEVELS:
         raise UsageError(f"--time draws one level: use --level {', '.join(LEVELS)} (got {level!r})")
     run_id = store.resolve(run_id)
     from rooflake.views.roofline import from_shapes
 
-    if grain == "op" or (grain == "layer" and from_shapes(store, run_id)):
+    if grain in ("op", "step") or (grain == "layer" and from_shapes(store, run_id)):
         return op_time_roofline(store, run_id, grain=grain, depth=depth, level=level,
                                 launch_overhead_ns=launch_overhead_ns)  # fmt: skip
     con = connect(store)
