@@ -52,10 +52,10 @@
 --   calls                carrying ops behind the point (1 for an op)
 --   steps                1: a trace's ops are taken as recorded, not per step
 WITH r AS (
-    SELECT o.*, g.domain, k.nvtx_stack
+    SELECT o.*, coalesce(g.domain, 'torch') AS domain, k.nvtx_stack  -- (a CUDA-graph replayed op has no range)
     FROM op_roofline($run_id, $launch_overhead_ns) AS o
     JOIN ops AS k ON k.run_id = o.run_id AND k.op_id = o.op_id
-    JOIN ranges AS g ON g.run_id = k.run_id AND g.range_id = k.range_id
+    LEFT JOIN ranges AS g ON g.run_id = k.run_id AND g.range_id = k.range_id
     WHERE o.run_id = $run_id
 ),
 gpu_run AS (
