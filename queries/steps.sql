@@ -102,11 +102,6 @@ SELECT
     roof_bound(attainable_flops_per_s, peak_flops_per_s, peak_ceiling, NULL, ai * bw_dram, flops) AS bound,
     t_min_ns,
     gpu_time_ns / nullif(t_min_ns, 0) AS inefficiency,
-    CASE
-        WHEN t_min_ns IS NULL THEN NULL
-        WHEN t_min_ns = flops / peak_flops_per_s * 1e9 THEN 'compute'
-        WHEN t_min_ns = bytes / bw_dram * 1e9 THEN 'DRAM'
-        ELSE 'launch'
-    END AS time_bound
+    time_bound(t_min_ns, flops, peak_flops_per_s, bytes, bw_dram) AS time_bound
 FROM t
 ORDER BY step_id

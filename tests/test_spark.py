@@ -189,6 +189,8 @@ def _cases(store: Store) -> dict[str, list[dict[str, Any]]]:
         "op_roofline": [{"run_id": trace}, {"run_id": nsys, "launch_overhead_ns": 2000.0}],
         "op_summary": [{"run_id": trace}],
         "steps": [{"run_id": trace}],
+        "ranks": [{"job": "torch"}],
+        "collectives": [{"run_id": trace}],  # the trace's folder: its job (one rank, no distributedInfo)
     }
 
 
