@@ -41,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rooflake.ingest.flags import flag_summary
 from rooflake.ingest.messages import shown
@@ -178,6 +180,8 @@ _ARGS = msgspec.json.Decoder(
 )  # an event's args, numbers as json.loads(parse_float=Decimal)
 # |µs| below 2**42 (~51 days): a float holding a 3-decimal value, times 1000, rounds to its exact ns
 _EXACT_US = float(2**42)
+_RAWS = msgspec.json.Decoder(list[msgspec.Raw])
+_BLOCK = 1 << 16  # ranges whose args texts are made at once
 
 
 def _read_bytes(path: Path) -> bytes | bytearray:
@@ -212,10 +216,22 @@ def _load(path: Path) -> tuple[dict[str, Any], _Events]:
         raise InputError(f"{shown(path)}: cannot read ({e.strerror or e})") from e
     try:
         trace = _TRACE.decode(data)
-        meta = {k: v for k in _META_KEYS if (v := getattr(trace, k)) is not msgspec.UNSET}
-        return meta, _events(meta, _decoded(trace.traceEvents))
     except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
+        return _load_slow(path, data)
+    meta = {k: v for k in _META_KEYS if (v := getattr(trace, k)) is not msgspec.UNSET}
+    raws, trace.traceEvents = trace.traceEvents, []
+    del data  # the file's bytes now live as long as the raw events, dropped as they are read
+    try:
+        return meta, _events(meta, _decoded(raws))
+    except (
+        msgspec.DecodeError,
+        msgspec.ValidationError,
+    ):  # (an event msgspec refuses: the file is read again)
+        return _load_slow(path, _read_bytes(path))
+
+
+def _load_slow(path: Path, data: bytes | bytearray) -> tuple[dict[str, Any], _Events]:
+    """:func:`_load` by the standard library."""
     doc = _load_stdlib(path, data)
     meta = {k: v for k, v in doc.items() if k != "traceEvents"}
     return meta, _events(meta, _from_dicts(doc["traceEvents"]))
@@ -242,16 +258,19 @@ def _load_stdlib(path: Path, data: bytes | bytearray) -> dict[str, Any]:
     return doc
 
 
-def _decoded(raws: list[msgspec.Raw]) -> Iterator[_Event]:
+def _decoded(raws: list[Any]) -> Iterator[_Event]:
     """The events, decoded one at a time; an event whose ``ts`` or ``dur`` is a float too large for exact ns
     (µs since the epoch with decimals) is decoded again with those numbers as :class:`Decimal`."""
     decode, exact, lim = _EVENT.decode, _EVENT_EXACT.decode, _EXACT_US
-    for raw in raws:
-        ev = decode(raw)
-        ts, dur = ev.ts, ev.dur
-        if (type(ts) is float and not -lim < ts < lim) or (type(dur) is float and not -lim < dur < lim):
-            ev = exact(raw)
-        yield ev
+    for i in range(0, len(raws), _BLOCK):  # (the list is emptied as it is read: the events' bytes can go)
+        block = raws[i : i + _BLOCK]
+        raws[i : i + _BLOCK] = [None] * len(block)
+        for raw in block:
+            ev = decode(raw)
+            ts, dur = ev.ts, ev.dur
+            if (type(ts) is float and not -lim < ts < lim) or (type(dur) is float and not -lim < dur < lim):
+                ev = exact(raw)
+            yield ev
 
 
 def _from_dicts(items: list[Any]) -> Iterator[_Event]:
@@ -316,19 +335,89 @@ def _args_text(cat: Any, args: Any) -> str:
     return _json({"cat": cat, **_args(args)})
 
 
+def _head(cat: str) -> str:
+    """``{"cat":<cat>``: the start of a ``ranges.args`` text made from raw JSON (see :func:`_args_text`)."""
+    return '{"cat":' + msgspec.json.encode(cat).decode()
+
+
+def _args_texts(cats: list[Any], args: list[Any]) -> pa.Array:
+    """:func:`_args_text` of a block of ranges, as one Arrow string array. Raw args (the usual case) are made compact
+    in one call (encoded as one JSON array, formatted, and split at the lengths of its elements) and get their
+    ``cat`` put first by Arrow kernels; those that are not objects or hold a ``cat`` key, and args already decoded
+    (a trace read by ``json.loads``), are done one by one."""
+    n = len(args)
+    if not (n and all(type(a) is msgspec.Raw for a in args) and all(type(c) is str for c in cats)):
+        return pa.array([_args_text(c, a) for c, a in zip(cats, args, strict=True)], pa.string())
+    joined = msgspec.json.format(msgspec.json.encode(args), indent=-1)  # [a0,a1,...] compact
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, _RAWS.decode(joined)), np.int64, n) + 1, out=offsets[1:])
+    # element i: its separator ("[" or ",") and its compact args text
+    elems = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
+    heads: dict[str, str] = {}
+    head = pa.array([heads.get(c) or heads.setdefault(c, _head(c)) for c in cats], pa.large_string())
+    rest = pc.utf8_slice_codeunits(elems, 2)  # after "{"
+    none, comma = pa.scalar("", pa.large_string()), pa.scalar(",", pa.large_string())
+    out = pc.binary_join_element_wise(head, pc.if_else(pc.equal(rest, "}"), none, comma), rest, none)
+    ok = pc.and_(
+        pc.starts_with(pc.utf8_slice_codeunits(elems, 1), "{"), pc.invert(pc.match_substring(elems, '"cat"'))
+    )
+    if not pc.all(ok).as_py():
+        slow = [None if k else _args_text(c, a) for k, c, a in zip(ok.to_pylist(), cats, args, strict=True)]
+        out = pc.if_else(ok, out, pa.array(slow, pa.large_string()))
+    return out.cast(pa.string())
+
+
 @dataclass(slots=True)
-class _Range:
-    idx: int
-    start: int
-    end: int
-    name: str
-    text: str
-    pid: Any
-    tid: Any
-    cat: Any
-    args: str  # JSON text of the ranges.args column
-    parent: int | None = None
-    depth: int = 0
+class _Ranges:
+    """The kept ranges as columns; sorted by (start, -end) by :meth:`done`, their index there is their id."""
+
+    start: list[int] = field(default_factory=list)
+    end: list[int] = field(default_factory=list)
+    name: list[str] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    pid: list[Any] = field(default_factory=list)
+    tid: list[Any] = field(default_factory=list)
+    cat: list[Any] = field(default_factory=list)
+    args: list[Any] = field(default_factory=list)  # raw args not yet made texts
+    texts: list[pa.Array] = field(default_factory=list)  # the ranges.args texts, by blocks
+    parent: list[int | None] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    args_text: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+
+    def add(self, ev: _Event, start: int, text: str, name: str) -> None:
+        self.start.append(start)
+        self.end.append(start + (_ns(ev.dur) or 0))
+        self.name.append(name)
+        self.text.append(text)
+        self.pid.append(ev.pid)
+        self.tid.append(ev.tid)
+        self.cat.append(ev.cat)
+        self.args.append(ev.args)
+        if len(self.args) == _BLOCK:
+            self._texts()
+
+    def _texts(self) -> None:
+        """The args texts of the ranges added since the last block (their raw args, views of the file, dropped)."""
+        self.texts.append(_args_texts(self.cat[len(self.cat) - len(self.args) :], self.args))
+        self.args = []
+
+    def done(self) -> None:
+        """All ranges added: args texts made, columns sorted by (start, -end)."""
+        self._texts()
+        texts = pa.concat_arrays(self.texts) if len(self.texts) != 1 else self.texts[0]
+        self.texts = []
+        n = len(self.start)
+        try:
+            order = np.lexsort((-np.array(self.end, np.int64), np.array(self.start, np.int64))).tolist()
+        except OverflowError:  # (times past int64 ns)
+            order = sorted(range(n), key=lambda i: (self.start[i], -self.end[i]))
+        if order != list(range(n)):
+            for col in ("start", "end", "name", "text", "pid", "tid", "cat"):
+                values = getattr(self, col)
+                setattr(self, col, [values[i] for i in order])
+            texts = texts.take(pa.array(order, pa.int64()))
+        self.args_text = texts
+        self.parent, self.depth = [None] * n, [0] * n
 
 
 @dataclass(slots=True)
@@ -353,7 +442,7 @@ class _Events:
     """The events of a trace that the reader uses, by role, with times in ns."""
 
     base_ns: int
-    ranges: list[_Range] = field(default_factory=list)
+    ranges: _Ranges = field(default_factory=_Ranges)
     launches: dict[int, _Launch] = field(default_factory=dict)  # correlation -> runtime call
     gpu: list[_Gpu] = field(default_factory=list)
     flows: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)  # ac2g 'f' (pid, tid, ts) -> id
@@ -379,7 +468,7 @@ def _events(meta: dict[str, Any], events: Iterable[_Event]) -> _Events:
     """Sort the trace's events by role (see the module docstring); events are dropped as soon as they are read."""
     out = _Events(base_ns=_int(meta.get("baseTimeNanoseconds")) or 0)
     roles: dict[str, str] = {}
-    spans: list[_Range] = []
+    ranges, base, lim = out.ranges, out.base_ns, _EXACT_US
     for ev in events:
         ph, cat = ev.ph, ev.cat
         if ph != "X" and ph != "f":
@@ -393,28 +482,30 @@ def _events(meta: dict[str, Any], events: Iterable[_Event]) -> _Events:
             if role == "flow" and ev.id is not None:
                 out.flows[(ev.pid, ev.tid, ev.ts)] = ev.id
             continue
-        # (a GPU op is kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
-        if role in ("kernel", "memcpy", "memset"):
+        if role == "python":
+            text = str(ev.name)
+            if not text.startswith(MODULE_PREFIX):
+                continue
+        elif role in ("kernel", "memcpy", "memset"):
+            # (a GPU op is kept without a start: flagged null_start, as the Nsight Systems reader keeps one)
             out.gpu.append(_Gpu(role, ev, _args(ev.args)))
             ev.args = _NULL
-        elif (ts := _ns(ev.ts)) is None:
             continue
-        elif role == "launch":
+        elif role != "range" and role != "launch":
+            continue
+        ts = ev.ts
+        if (t := round(ts * 1000) if type(ts) is float and -lim < ts < lim else _ns(ts)) is None:
+            continue
+        if role == "launch":
             corr = _int(_args(ev.args).get("correlation"))
             if corr is not None and corr not in out.launches:
-                out.launches[corr] = _Launch(ev.pid, ev.tid, out.base_ns + ts, str(ev.name))
-        elif role == "range" or (role == "python" and str(ev.name).startswith(MODULE_PREFIX)):
+                out.launches[corr] = _Launch(ev.pid, ev.tid, base + t, str(ev.name))
+        elif role == "range":
             text = str(ev.name)
-            start = out.base_ns + ts
-            end = start + (_ns(ev.dur) or 0)
-            name = text if role == "range" else text[len(MODULE_PREFIX) :]
-            spans.append(
-                _Range(0, start, end, name, text, ev.pid, ev.tid, ev.cat, _args_text(ev.cat, ev.args))
-            )
-    spans.sort(key=lambda r: (r.start, -r.end))
-    for i, r in enumerate(spans):
-        r.idx = i
-    out.ranges = spans
+            ranges.add(ev, base + t, text, text)
+        else:
+            ranges.add(ev, base + t, text, text[len(MODULE_PREFIX) :])
+    ranges.done()
     return out
 
 
@@ -422,24 +513,25 @@ def _nest(evs: _Events) -> None:
     """Parent and depth of every range, per thread (push/pop nesting by time), and the stack of ranges open on the
     launching thread at each runtime call that a GPU op refers to (``evs.probes``)."""
     wanted = {c for g in evs.gpu if (c := _correlation(g, evs)) is not None}
+    rs = evs.ranges
+    starts, ends, parent, depth = rs.start, rs.end, rs.parent, rs.depth
     items: dict[tuple[Any, Any], list[tuple[int, int, int, int]]] = {}
-    for r in evs.ranges:  # (start, 0 = range, -end, index)
-        items.setdefault((r.pid, r.tid), []).append((r.start, 0, -r.end, r.idx))
+    for i, key in enumerate(zip(rs.pid, rs.tid, strict=True)):  # (start, 0 = range, -end, index)
+        items.setdefault(key, []).append((starts[i], 0, -ends[i], i))
     for corr in wanted & evs.launches.keys():
         launch = evs.launches[corr]
         items.setdefault((launch.pid, launch.tid), []).append((launch.start, 1, 0, corr))
     for seq in items.values():
         seq.sort()
-        stack: list[_Range] = []
+        stack: list[int] = []
         for start, kind, _, ref in seq:
-            while stack and stack[-1].end <= start:
+            while stack and ends[stack[-1]] <= start:
                 stack.pop()
             if kind == 1:
-                evs.probes[ref] = tuple(r.idx for r in stack)
+                evs.probes[ref] = tuple(stack)
                 continue
-            r = evs.ranges[ref]
-            r.parent, r.depth = (stack[-1].idx if stack else None), len(stack)
-            stack.append(r)
+            parent[ref], depth[ref] = (stack[-1] if stack else None), len(stack)
+            stack.append(ref)
 
 
 def _correlation(g: _Gpu, evs: _Events) -> int | None:
@@ -457,15 +549,15 @@ def _external_id(args: dict[str, Any]) -> int | None:
 def _by_external_id(evs: _Events) -> dict[int, int]:
     """External id -> the first range (not a ``user_annotation``) that carries it."""
     by_ext: dict[int, int] = {}
-    for r in evs.ranges:
-        if r.cat == "user_annotation":
+    for i, (cat, text) in enumerate(zip(evs.ranges.cat, evs.ranges.args_text.to_pylist(), strict=True)):
+        if cat == "user_annotation":
             continue
         try:
-            args = _ARGS.decode(r.args)
+            args = _ARGS.decode(text)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            args = json.loads(r.args)  # (_json's Infinity and NaN)
+            args = json.loads(text)  # (_json's Infinity and NaN)
         if (ext := _external_id(args)) is not None:
-            by_ext.setdefault(ext, r.idx)
+            by_ext.setdefault(ext, i)
     return by_ext
 
 
@@ -475,7 +567,7 @@ def _stack(evs: _Events, idx: int) -> tuple[int, ...]:
     cur: int | None = idx
     while cur is not None:
         out.append(cur)
-        cur = evs.ranges[cur].parent
+        cur = evs.ranges.parent[cur]
     return tuple(reversed(out))
 
 
@@ -503,7 +595,7 @@ def _attribute(evs: _Events, g: _Gpu, by_ext: Callable[[], dict[int, int]]) -> d
         else:
             out["attribution"] = "no_launch_row"
     if stack:
-        names = [evs.ranges[i].name for i in stack]
+        names = [evs.ranges.name[i] for i in stack]
         out.update(nvtx_stack=names, nvtx_domain=DOMAIN, nvtx_path=f"{DOMAIN}:{'/'.join(names)}")
     return out
 
@@ -620,23 +712,28 @@ def _metric_rows(kernel_id: int, args: dict[str, Any]) -> Iterable[dict[str, Any
 def _ranges_table(evs: _Events, run_id: str) -> pa.Table:
     """The ``ranges`` table, built column by column."""
     rs = evs.ranges
-    cols: dict[str, list[Any]] = {
-        "run_id": [run_id] * len(rs),
-        "range_id": [r.idx for r in rs],
-        "domain": [DOMAIN] * len(rs),
-        "name": [r.name for r in rs],
-        "text": [r.text for r in rs],
-        "kind": ["push_pop"] * len(rs),
-        "start_ns": [r.start for r in rs],
-        "end_ns": [r.end for r in rs],
-        "thread": [_int(r.tid) for r in rs],
-        "process_id": [_int(r.pid) for r in rs],
-        "depth": [r.depth for r in rs],
-        "parent_id": [r.parent for r in rs],
-        "args": [r.args for r in rs],
+    n = len(rs.start)
+    cols: dict[str, Any] = {
+        "run_id": [run_id] * n,
+        "range_id": range(n),
+        "domain": [DOMAIN] * n,
+        "name": rs.name,
+        "text": rs.text,
+        "kind": ["push_pop"] * n,
+        "start_ns": rs.start,
+        "end_ns": rs.end,
+        "thread": [_int(t) for t in rs.tid],
+        "process_id": [_int(p) for p in rs.pid],
+        "depth": rs.depth,
+        "parent_id": rs.parent,
     }
     arrays = [
-        pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(len(rs), f.type) for f in RANGES
+        rs.args_text
+        if f.name == "args"
+        else pa.array(cols[f.name], type=f.type)
+        if f.name in cols
+        else pa.nulls(n, f.type)
+        for f in RANGES
     ]
     return pa.Table.from_arrays(arrays, schema=RANGES)
 
