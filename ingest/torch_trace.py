@@ -348,22 +348,25 @@ def _args_texts(cats: list[Any], args: list[Any]) -> pa.Array:
     n = len(args)
     if not (n and all(type(a) is msgspec.Raw for a in args) and all(type(c) is str for c in cats)):
         return pa.array([_args_text(c, a) for c, a in zip(cats, args, strict=True)], pa.string())
-    joined = msgspec.json.format(msgspec.json.encode(args), indent=-1)  # [a0,a1,...] compact
+    source = msgspec.json.encode(args)
+    joined = msgspec.json.format(source, indent=-1)  # [a0,a1,...] compact
+    # (the same length: nothing was compacted, each element is its raw text)
+    lens = np.fromiter(map(len, args if len(joined) == len(source) else _RAWS.decode(joined)), np.int64, n)
     offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, _RAWS.decode(joined)), np.int64, n) + 1, out=offsets[1:])
+    np.cumsum(lens + 1, out=offsets[1:])
     # element i: its separator ("[" or ",") and its compact args text
-    elems = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
-    heads: dict[str, str] = {}
-    head = pa.array([heads.get(c) or heads.setdefault(c, _head(c)) for c in cats], pa.large_string())
-    rest = pc.utf8_slice_codeunits(elems, 2)  # after "{"
-    none, comma = pa.scalar("", pa.large_string()), pa.scalar(",", pa.large_string())
-    out = pc.binary_join_element_wise(head, pc.if_else(pc.equal(rest, "}"), none, comma), rest, none)
-    ok = pc.and_(
-        pc.starts_with(pc.utf8_slice_codeunits(elems, 1), "{"), pc.invert(pc.match_substring(elems, '"cat"'))
-    )
-    if not pc.all(ok).as_py():
-        slow = [None if k else _args_text(c, a) for k, c, a in zip(ok.to_pylist(), cats, args, strict=True)]
-        out = pc.if_else(ok, out, pa.array(slow, pa.large_string()))
+    elems = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
+    heads: dict[str, bytes] = {}
+    head = pa.array([heads.get(c) or heads.setdefault(c, _head(c).encode()) for c in cats], pa.large_binary())
+    none, comma = pa.scalar(b"", pa.large_binary()), pa.scalar(b",", pa.large_binary())
+    rest = pc.binary_slice(elems, 2, int(lens.max()) + 1)  # after "{"
+    out = pc.binary_join_element_wise(head, pc.if_else(pa.array(lens == 2), none, comma), rest, none)
+    ok = np.frombuffer(joined, np.uint8)[offsets[:-1] + 1] == ord("{")
+    if b'"cat"' in joined:
+        ok &= ~pc.match_substring(elems, '"cat"').to_numpy(zero_copy_only=False)
+    if not ok.all():
+        slow = [None if k else _args_text(c, a) for k, c, a in zip(ok.tolist(), cats, args, strict=True)]
+        out = pc.if_else(pa.array(ok), out, pa.array(slow, pa.large_string()).cast(pa.large_binary()))
     return out.cast(pa.string())
 
 
