@@ -90,6 +90,18 @@ _COPY_KINDS = {
 }
 _COPY_KINDS["PtoP"] = 10
 _NULL = msgspec.Raw(b"null")
+# the columns of the GPU-op tables, in the order their values are made
+_COMMON = ("start_ns", "end_ns", "duration_ns", "device_id", "context_id", "stream_id")
+_LINK = (
+    "correlation_id", "process_id", "launch_thread", "launch_start_ns", "launch_api", "attribution", "nvtx_stack",
+    "nvtx_domain", "nvtx_path",
+)  # fmt: skip
+_KERNEL_COLS = (
+    "kernel_id", *_COMMON, "name", "short_name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+    "grid_size", "block_size", "registers_per_thread", "gpu_name", "compute_capability", "provenance", "flags", *_LINK,
+)  # fmt: skip
+_MEMOP_COLS = ("op_id", *_COMMON, "kind", "copy_kind", "bytes", "flags", *_LINK)
+_METRIC_COLS = ("kernel_id", "metric_name", "unit", "kind", "value_double", "value_string", "value_uint64")
 
 
 def sniff(path: str | Path) -> str | None:
@@ -574,49 +586,44 @@ def _stack(evs: _Events, idx: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _attribute(evs: _Events, g: _Gpu, by_ext: Callable[[], dict[int, int]]) -> dict[str, Any]:
-    """Launch columns and NVTX stack of one GPU op (see the module docstring for the rules); ``by_ext`` gives the
-    External id index, built the first time an op without a launch row needs it."""
+def _attribute(evs: _Events, g: _Gpu, by_ext: Callable[[], dict[int, int]]) -> tuple[Any, ...]:
+    """Launch columns and NVTX stack of one GPU op (the :data:`_LINK` columns; see the module docstring for the
+    rules); ``by_ext`` gives the External id index, built the first time an op without a launch row needs it."""
     corr = _correlation(g, evs)
     launch = evs.launches.get(corr) if corr is not None else None
-    out: dict[str, Any] = {"correlation_id": corr}
     stack: tuple[int, ...] | None = None
+    pid = tid = start = api = None
     if launch is not None:
         stack = evs.probes.get(corr, ())  # type: ignore[arg-type]
-        out.update(
-            process_id=_int(launch.pid),
-            launch_thread=_int(launch.tid),
-            launch_start_ns=launch.start,
-            launch_api=launch.name,
-            attribution="push_pop" if stack else "no_range_open",
-        )
+        pid, tid, start, api = _int(launch.pid), _int(launch.tid), launch.start, launch.name
+        attribution = "push_pop" if stack else "no_range_open"
     else:
         ext = _external_id(g.args)
         if ext is not None and ext in (index := by_ext()):
             stack = _stack(evs, index[ext])
-            out["attribution"] = "external_id"
+            attribution = "external_id"
         else:
-            out["attribution"] = "no_launch_row"
-    if stack:
-        names = [evs.ranges.name[i] for i in stack]
-        out.update(nvtx_stack=names, nvtx_domain=DOMAIN, nvtx_path=f"{DOMAIN}:{'/'.join(names)}")
-    return out
+            attribution = "no_launch_row"
+    if not stack:
+        return corr, pid, tid, start, api, attribution, None, None, None
+    names = [evs.ranges.name[i] for i in stack]
+    return corr, pid, tid, start, api, attribution, names, DOMAIN, f"{DOMAIN}:{'/'.join(names)}"
 
 
-def _gpu_common(evs: _Events, g: _Gpu) -> dict[str, Any]:
-    """Columns every GPU op shares: times (ns) and device/context/stream ids."""
+def _gpu_common(evs: _Events, g: _Gpu) -> tuple[Any, ...]:
+    """Columns every GPU op shares (:data:`_COMMON`): times (ns) and device/context/stream ids."""
     args = g.args
     ts = _ns(g.ev.ts)
     start = evs.base_ns + ts if ts is not None else None
     dur = _ns(g.ev.dur)
-    return {
-        "start_ns": start,
-        "end_ns": start + dur if start is not None and dur is not None else None,
-        "duration_ns": dur,
-        "device_id": _int(args.get("device", g.ev.pid)),
-        "context_id": _int(args.get("context")),
-        "stream_id": _int(args.get("stream", g.ev.tid)),
-    }
+    return (
+        start,
+        start + dur if start is not None and dur is not None else None,
+        dur,
+        _int(args.get("device", g.ev.pid)),
+        _int(args.get("context")),
+        _int(args.get("stream", g.ev.tid)),
+    )
 
 
 def _dims(args: dict[str, Any], key: str) -> list[int | None]:
@@ -640,34 +647,25 @@ def _short_name(name: str) -> str:
     return short_name(name)
 
 
-def _kernel_row(evs: _Events, g: _Gpu, devices: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def _kernel_values(evs: _Events, g: _Gpu, devices: dict[int, dict[str, Any]]) -> tuple[Any, ...]:
+    """A kernel's columns after ``kernel_id`` and before the :data:`_LINK` ones (see :data:`_KERNEL_COLS`)."""
     args = g.args
     name = str(g.ev.name)
     grid, block = _dims(args, "grid"), _dims(args, "block")
-    common = _gpu_common(evs, g)
-    dev = devices.get(common["device_id"]) if common["device_id"] is not None else None
-    return {
-        **common,
-        "duration_ns": float(common["duration_ns"]) if common["duration_ns"] is not None else None,
-        "name": name,
-        "short_name": _short_name(name),
-        **{f"grid_{a}": v for a, v in zip("xyz", grid, strict=True)},
-        **{f"block_{a}": v for a, v in zip("xyz", block, strict=True)},
-        "grid_size": _product(grid),
-        "block_size": _product(block),
-        "registers_per_thread": _int(args.get("registers per thread")),
-        "gpu_name": dev.get("name") if dev else None,
-        "compute_capability": _cc(dev),
-        "provenance": [("*", _NO_COUNTERS_SHORT)],
-        "flags": _time_flags(common),
-    }
+    start, end, dur, device, context, stream = _gpu_common(evs, g)
+    dev = devices.get(device) if device is not None else None
+    return (
+        start, end, float(dur) if dur is not None else None, device, context, stream,
+        name, _short_name(name), *grid, *block, _product(grid), _product(block),
+        _int(args.get("registers per thread")), dev.get("name") if dev else None, _cc(dev),
+        [("*", _NO_COUNTERS_SHORT)], _time_flags(start, end, dur),
+    )  # fmt: skip
 
 
-def _time_flags(common: dict[str, Any]) -> list[str]:
+def _time_flags(start: int | None, end: int | None, dur: int | None) -> list[str]:
     """A GPU op's flags about its times, in the order and with the meaning of the Nsight Systems reader's
     (:data:`rooflake.ingest.flags.FLAGS`): ``null_start`` (no numeric ``ts``), ``null_end`` (no numeric ``dur``),
     ``reversed_time`` (a negative ``dur``, stored as it is), ``negative_time`` (a start or end before 0 ns)."""
-    start, end, dur = common["start_ns"], common["end_ns"], common["duration_ns"]
     checks = {
         "null_start": start is None,
         "null_end": dur is None,
@@ -683,33 +681,65 @@ def _cc(dev: dict[str, Any] | None) -> str | None:
     return f"{_int(dev['computeMajor'])}.{_int(dev['computeMinor'])}"
 
 
-def _memop_row(evs: _Events, g: _Gpu) -> dict[str, Any]:
-    name = str(g.ev.name)
-    direction = re.search(r"\b([HDAP]to[HDAP])\b", name)
+def _memop_values(evs: _Events, g: _Gpu) -> tuple[Any, ...]:
+    """A memop's columns after ``op_id`` and before the :data:`_LINK` ones (see :data:`_MEMOP_COLS`)."""
+    direction = re.search(r"\b([HDAP]to[HDAP])\b", str(g.ev.name))
     common = _gpu_common(evs, g)
-    return {
-        **common,
-        "kind": g.kind,
-        "copy_kind": _COPY_KINDS.get(direction.group(1)) if g.kind == "memcpy" and direction else None,
-        "bytes": _int(g.args.get("bytes")),
-        "flags": _time_flags(common),
-    }
+    copy_kind = _COPY_KINDS.get(direction.group(1)) if g.kind == "memcpy" and direction else None
+    return (*common, g.kind, copy_kind, _int(g.args.get("bytes")), _time_flags(*common[:3]))
 
 
-def _metric_rows(kernel_id: int, args: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    """The kernel's numeric launch figures as ``metrics`` rows (names verbatim from the trace)."""
+def _metric_rows(kernel_id: int, args: dict[str, Any]) -> Iterable[tuple[Any, ...]]:
+    """The kernel's numeric launch figures as ``metrics`` rows (names verbatim from the trace; :data:`_METRIC_COLS`)."""
     for name, unit in _KERNEL_METRICS.items():
         if name not in args:
             continue
         v = args[name]
-        row: dict[str, Any] = {"kernel_id": kernel_id, "metric_name": name, "unit": unit}
         if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
-            row.update(kind="string", value_string=str(v))  # Kineto writes "inf" for an infinite blocks/SM
+            yield (
+                kernel_id,
+                name,
+                unit,
+                "string",
+                None,
+                str(v),
+                None,
+            )  # Kineto writes "inf" for an infinite blocks/SM
         elif isinstance(v, int) and v >= 0:
-            row.update(kind="uint64", value_double=float(v), value_uint64=v)
+            yield kernel_id, name, unit, "uint64", float(v), None, v
         else:
-            row.update(kind="double", value_double=float(v))
-        yield row
+            yield kernel_id, name, unit, "double", float(v), None, None
+
+
+class _Columns:
+    """A table being built as one list per column; a row is added as a tuple of values in ``names`` order."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.lists: list[list[Any]] = [[] for _ in names]
+
+    def add(self, values: Iterable[Any]) -> None:
+        for col, v in zip(self.lists, values, strict=True):
+            col.append(v)
+
+    def __len__(self) -> int:
+        return len(self.lists[0])
+
+    def __getitem__(self, name: str) -> list[Any]:
+        return self.lists[self.names.index(name)]
+
+    def table(self, schema: pa.Schema, run_id: str) -> pa.Table:
+        """The table of ``schema`` (its columns not among ``names`` NULL)."""
+        n, cols = len(self), dict(zip(self.names, self.lists, strict=True))
+        arrays = [
+            pa.array([run_id] * n, f.type)
+            if f.name == "run_id"
+            else pa.array(cols[f.name], type=f.type)
+            if f.name in cols
+            else pa.nulls(n, f.type)
+            for f in schema
+        ]
+        return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _ranges_table(evs: _Events, run_id: str) -> pa.Table:
@@ -741,8 +771,8 @@ def _ranges_table(evs: _Events, run_id: str) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=RANGES)
 
 
-def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[dict], list[dict], list[dict]]:
-    """(kernels, memops, metrics) rows, each in GPU start order."""
+def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[_Columns, _Columns, _Columns]:
+    """(kernels, memops, metrics) columns, each in GPU start order."""
     index: dict[int, int] | None = None
 
     def by_ext() -> dict[int, int]:
@@ -751,9 +781,7 @@ def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[di
             index = _by_external_id(evs)
         return index
 
-    kernels: list[dict[str, Any]] = []
-    memops: list[dict[str, Any]] = []
-    metrics: list[dict[str, Any]] = []
+    kernels, memops, metrics = _Columns(_KERNEL_COLS), _Columns(_MEMOP_COLS), _Columns(_METRIC_COLS)
 
     def order(g: _Gpu) -> tuple[bool, int, int]:  # (ops without a start last)
         ts = _ns(g.ev.ts)
@@ -763,10 +791,11 @@ def _gpu_rows(evs: _Events, devices: dict[int, dict[str, Any]]) -> tuple[list[di
         link = _attribute(evs, g, by_ext)
         if g.kind == "kernel":
             kernel_id = len(kernels)
-            kernels.append({"kernel_id": kernel_id, **_kernel_row(evs, g, devices), **link})
-            metrics.extend(_metric_rows(kernel_id, g.args))
+            kernels.add((kernel_id, *_kernel_values(evs, g, devices), *link))
+            for row in _metric_rows(kernel_id, g.args):
+                metrics.add(row)
         else:
-            memops.append({"op_id": len(memops), **_memop_row(evs, g), **link})
+            memops.add((len(memops), *_memop_values(evs, g), *link))
     return kernels, memops, metrics
 
 
@@ -774,15 +803,17 @@ def _table(rows: list[dict[str, Any]], schema: pa.Schema, run_id: str) -> pa.Tab
     return pa.Table.from_pylist([{**r, "run_id": run_id} for r in rows], schema=schema)
 
 
-def _coverage_rows(kernels: list[dict[str, Any]], memops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _coverage_rows(kernels: _Columns, memops: _Columns) -> list[dict[str, Any]]:
     """GPU ops and their time per device, op kind and attribution (the ``coverage`` table); ``graph_ops``: those
     launched by ``cudaGraphLaunch``/``hipGraphLaunch``."""
     agg: dict[tuple[Any, str, str], list[int]] = {}
-    for r in [*kernels, *memops]:
-        a = agg.setdefault((r["device_id"], r.get("kind", "kernel"), r["attribution"]), [0, 0, 0])
-        a[0] += 1
-        a[1] += int(r["duration_ns"] or 0)
-        a[2] += "GraphLaunch" in str(r.get("launch_api") or "")
+    for t, kinds in ((kernels, ["kernel"] * len(kernels)), (memops, memops["kind"])):
+        cols = (t["device_id"], kinds, t["attribution"], t["duration_ns"], t["launch_api"])
+        for device, kind, attribution, dur, api in zip(*cols, strict=True):
+            a = agg.setdefault((device, kind, attribution), [0, 0, 0])
+            a[0] += 1
+            a[1] += int(dur or 0)
+            a[2] += "GraphLaunch" in str(api or "")
     return [
         {"device_id": d, "op_kind": k, "attribution": at, "ops": n, "gpu_time_ns": t, "graph_ops": g}
         for (d, k, at), (n, t, g) in sorted(agg.items(), key=lambda kv: (kv[0][0] is None, kv[0]))
@@ -827,11 +858,11 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
     _nest(evs)
     devices = {d["id"]: d for d in doc.get("deviceProperties") or [] if isinstance(d, dict) and "id" in d}
     kernels, memops, metrics = _gpu_rows(evs, devices)
-    dev = devices.get(kernels[0]["device_id"]) if kernels else None
+    dev = devices.get(kernels["device_id"][0]) if len(kernels) else None
     return {
-        "kernels": _table(kernels, KERNELS, run_id),
-        "memops": _table(memops, MEMOPS, run_id),
-        "metrics": _table(metrics, METRICS, run_id),
+        "kernels": kernels.table(KERNELS, run_id),
+        "memops": memops.table(MEMOPS, run_id),
+        "metrics": metrics.table(METRICS, run_id),
         "ranges": _ranges_table(evs, run_id),
         "coverage": _table(_coverage_rows(kernels, memops), COVERAGE, run_id),
         "run": {
@@ -852,12 +883,12 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
     }
 
 
-def _flag_counts(tables: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, int]]:
+def _flag_counts(tables: dict[str, _Columns]) -> list[tuple[str, str, int]]:
     """``(table, flag, rows)`` for every flag the rows of ``tables`` carry."""
     counts: dict[tuple[str, str], int] = {}
-    for table, rows in tables.items():
-        for r in rows:
-            for f in r.get("flags") or []:
+    for table, cols in tables.items():
+        for flags in cols["flags"]:
+            for f in flags or []:
                 counts[table, f] = counts.get((table, f), 0) + 1
     return [(t, f, n) for (t, f), n in counts.items()]
 
