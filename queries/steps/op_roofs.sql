@@ -14,13 +14,16 @@
 --   source_label  datasheet
 --   formula       the datasheet's published value and source
 --   overlay       false: the roofs the points are judged against
+WITH o AS MATERIALIZED (
+    SELECT datasheet_gpu, peak_ceiling FROM op_roofline($run_id)
+)
 SELECT
     $run_id AS run_id, d.gpu AS machine_key, d.quantity AS ceiling,
     CASE WHEN d.unit = 'byte/s' THEN 'bandwidth' ELSE 'compute' END AS kind,
     d.value, d.unit, NULL::DOUBLE AS clock_hz, 'datasheet' AS source, 'datasheet' AS source_label,
     'datasheet: ' || d.published || ' (' || d.source_url || ')' AS formula, false AS overlay
 FROM datasheets AS d
-WHERE d.gpu = (SELECT any_value(datasheet_gpu) FROM op_roofline($run_id))
+WHERE d.gpu = (SELECT any_value(datasheet_gpu) FROM o)
     AND d.unit IN ('FLOP/s', 'byte/s') AND d.value > 0
-    AND (d.quantity = 'DRAM' OR d.quantity IN (SELECT peak_ceiling FROM op_roofline($run_id)))
+    AND (d.quantity = 'DRAM' OR d.quantity IN (SELECT peak_ceiling FROM o))
 ORDER BY kind, d.value DESC
