@@ -133,7 +133,9 @@ def test_roofline_by_layer_with_an_estimate_run(cpu_run: dict) -> None:
     said = f"time measured (nsys, NVTX ranges on the CPU), FLOPs and bytes modelled (rl estimate {cpu_run['est']}"
     assert said in text and "2 layers without FLOPs" in text  # the two pools
     # the table beside the chart says it too (human units, headers naming what is measured and what modelled)
-    assert all(h in text for h in ("┆ time ", "┆ FLOP model ", "┆ AI model ", "┆ FLOP/s ")) and "conv2" in text
+    assert (
+        all(h in text for h in ("┆ time ", "┆ FLOP model ", "┆ AI model ", "┆ FLOP/s ")) and "conv2" in text
+    )
     page = out_file.read_text()
     assert said in page  # the chart's title says it too
     # its points are layers: the legend, the subtitle and the table below said "Kernel", "kernel(s)"
