@@ -12,7 +12,11 @@ Floors and peers:
 - one run of 10,000: a one-line DuckDB script reading only that run's files (its kernels, ceilings and runs parts);
 - ``rl roofline``/``rl layers`` at 10,000 runs: the same command at 10 runs (the goal is a difference <= 0.3 s);
 - whole history: ``count(*) FROM kernel_roofline`` over 10,000 runs after ``rl compact`` (goal <= 0.5 s), and
-  before it;
+  before it beside a one-line DuckDB count of the kernels files (goal <= 1.3x);
+- pruning: one run of ``kernel_roofline`` at 10,000 runs (rooflake's planner binding that run's files) beside a
+  one-line DuckDB script leaving the pruning to DuckDB itself (hive-partitioned globs of the three tables the view
+  reads, ``WHERE run_id = X``);
+- ``rl compact`` of 10,000 runs: its peak RSS (goal <= 500 MB), one run (it takes minutes);
 - ncu ingest: the lossless floor (``ncu_report`` reading every value, unit and correlation id), one fresh process
   per report, as many at once as cores (what a correct reader must do, see CHANGELOG), against ``rl ingest``;
 - charts: ``rl report`` per chart (goal <= 0.35 s), and ``rl roofline -o x.png`` against a plain Altair +
@@ -116,6 +120,58 @@ def bench_startup(small: Path) -> None:
         runs=15,
     )
     row("rl sql 'select 1'", ours, floor, "<= 0.35 s")
+
+
+def bench_pruning(big: Path) -> None:
+    """rooflake's planner (store/database.py: the one run's files bound) against DuckDB's own hive-partition
+    pruning over globs of every partition (filter pushdown of ``run_id = X`` into the hive column). The peer is
+    given its fastest form, without ``union_by_name`` (which the store needs for files of older schema versions,
+    and which makes DuckDB open every file: ~14 s here)."""
+    run = "0000000000000abc"
+    q = f"SELECT * FROM kernel_roofline WHERE run_id = '{run}'"
+    glob = " ".join(
+        f"duckdb.sql(\"SELECT COLUMNS(*)::VARCHAR FROM read_parquet('{big}/{t}/*/*.parquet', hive_partitioning = "
+        f"true) WHERE run_id = '{run}'\").fetchall();"
+        for t in ("kernels", "ceilings", "runs")
+    )
+    (ours, peer) = pair(
+        [*RL, "sql", q, "--store", str(big), "-f", "json"], [PY, "-c", f"import duckdb; {glob}"]
+    )
+    row(
+        "one run of kernel_roofline, 10,000 runs: rooflake's planner (peer: DuckDB's own hive pruning, 3 tables)",
+        ours,
+        peer,
+        "< 1x (else drop the planner)",
+    )
+
+
+def bench_uncompacted_count(big: Path) -> None:
+    q = "SELECT count(*) FROM kernel_roofline"
+    count = f"import duckdb; duckdb.sql(\"SELECT count(*) FROM read_parquet('{big}/kernels/*/*.parquet')\").fetchall()"
+    (ours, floor) = pair([*RL, "sql", q, "--store", str(big), "-f", "json"], [PY, "-c", count], runs=3)
+    row(
+        "count(*) FROM kernel_roofline, 10,000 runs not compacted (floor: DuckDB count of the kernels files)",
+        ours,
+        floor,
+        "<= 1.3x",
+    )
+
+
+def bench_compact_memory(big: Path) -> None:
+    """``rl compact`` of a fresh copy of the 10,000-run store, one whole process: its peak RSS (os.wait4)."""
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        store = Path(tmp) / "store"
+        copy_store(big, store)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([*RL, "compact", "--store", str(store)], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"rl compact failed ({proc.returncode})")
+    rss = usage.ru_maxrss / 1024
+    TABLE.append(("rl compact, 10,000 runs: peak RSS", f"{rss:.0f} MB ({wall:.0f} s)", "-", "-", "<= 500 MB"))
+    print(f"rl compact, 10,000 runs: peak RSS {rss:.0f} MB, {wall:.0f} s; goal <= 500 MB", flush=True)
 
 
 def bench_one_run(small: Path, big: Path) -> None:
@@ -328,6 +384,9 @@ def main() -> None:
     bench_startup(small)
     bench_one_run(small, big)
     bench_history(big, compacted)
+    bench_uncompacted_count(big)
+    bench_pruning(big)
+    bench_compact_memory(big)
     bench_ingest()
     bench_charts(small, big)
     bench_nsys_big()

@@ -48,9 +48,11 @@ so a one-run query skips the row groups of other runs by their statistics.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -163,9 +165,12 @@ def _connection(fs: Any = None) -> Any:
     return con
 
 
-def _rows_sql(table: str, parts: list[str], merged: list[str]) -> str | None:
-    """``compact_rows.sql`` for ``table`` over partition files ``parts`` and merged compacted files ``merged``
-    (None: no file to read)."""
+def _rows_sql(
+    table: str, parts: list[str], merged: list[str], *, after: str | None = None, upto: str | None = None
+) -> str | None:
+    """``compact_rows.sql`` for ``table`` over partition files ``parts`` and merged compacted files ``merged``, the
+    rows of runs ``after < run_id <= upto`` only (None: no bound on that side); None when there is no file to
+    read."""
     from rooflake.schema import TABLES
     from rooflake.schema.duck import duck_type, sql_str, sql_template
 
@@ -177,7 +182,40 @@ def _rows_sql(table: str, parts: list[str], merged: list[str]) -> str | None:
     if not branches:
         return None
     columns = ", ".join(f'CAST("{f.name}" AS {duck_type(f.type)}) AS "{f.name}"' for f in TABLES[table])
-    return sql_template(PKG, "compact_rows.sql", table=table, columns=columns, sources="\n".join(branches))
+    bounds = [
+        f"run_id > '{sql_str(after)}'" if after is not None else "",
+        f"run_id <= '{sql_str(upto)}'" if upto is not None else "",
+    ]
+    where = " AND ".join(b for b in bounds if b) or "true"
+    return sql_template(
+        PKG, "compact_rows.sql", table=table, columns=columns, sources="\n".join(branches), where=where
+    )
+
+
+#: partition files read by one statement of a compaction: DuckDB keeps a reader per file of a union-by-name scan
+#: (~130 KB each), so reading 10,000 at once peaked at 1.9 GB; batches of this many runs keep it bounded
+BATCH_RUNS = 256
+_RUN_OF = re.compile(r"run_id=([^/]+)/[^/]+$")
+
+
+def _batched_sqls(table: str, parts: list[str], merged: list[str], bounds: list[str]) -> list[str]:
+    """The statements that read ``table``'s rows in run order, one per run range: ``bounds`` (sorted run ids, the
+    last of each batch of :data:`BATCH_RUNS` runs read from partitions) cut the runs into ranges ``(bound_i-1,
+    bound_i]``, the last range open above; each statement reads the partition files of its range's runs and the
+    merged files' rows in the range (their row groups pruned on run_id's statistics)."""
+    found = [_RUN_OF.search(f.replace("\\", "/")) for f in parts]
+    if not all(found):  # (a file not named by its run: one statement over every run)
+        bounds = []
+    by_range: list[list[str]] = [[] for _ in range(len(bounds) + 1)]
+    for f, m in zip(parts, found, strict=True):
+        by_range[bisect.bisect_left(bounds, m.group(1)) if bounds and m else 0].append(f)
+    sqls = []
+    for i, files in enumerate(by_range):
+        after = bounds[i - 1] if i > 0 else None
+        upto = bounds[i] if i < len(bounds) else None
+        if sql := _rows_sql(table, files, merged, after=after, upto=upto):
+            sqls.append(sql)
+    return sqls
 
 
 def _fsynced(path: Path) -> Path:
@@ -186,46 +224,60 @@ def _fsynced(path: Path) -> Path:
     return path
 
 
-def _write_table(con: Any, table: str, sql: str | None, out: Path) -> list[Path]:
-    """Write the rows of ``sql`` (:func:`_rows_sql`), sorted by run, into folder ``out`` as ``<table>-<i>.parquet``
-    (zstd, no float statistics, row groups of :data:`ROW_GROUP_ROWS`), streamed in batches: a file is closed, and
-    the next one begun, at the first row group's end past :data:`FILE_BYTES`; each is fsynced. Returns the files
-    written in row order (none: no rows)."""
+def _write_table(con: Any, table: str, sqls: list[str], out: Path) -> list[Path]:
+    """Write the rows of ``sqls`` (:func:`_batched_sqls`: each sorted by run, the statements in run order) into
+    folder ``out`` as ``<table>-<i>.parquet`` (zstd, no float statistics, row groups of :data:`ROW_GROUP_ROWS`),
+    streamed: batches are gathered up to a row group, a file is closed, and the next one begun, at the first row
+    group's end past :data:`FILE_BYTES`; each is fsynced. Returns the files written in row order (none: no
+    rows)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from rooflake.schema import SCHEMA_VERSION, TABLES
     from rooflake.store.publish import stat_columns
 
-    if sql is None:
-        return []
-    rel = con.sql(sql)
-    reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(ROW_GROUP_ROWS)
     schema = TABLES[table].with_metadata(
         {**(TABLES[table].metadata or {}), b"rooflake.schema_version": SCHEMA_VERSION.encode()}
     )
     files: list[Path] = []
     sink: Any = None
     writer: Any = None
+    held: list[Any] = []
+
+    def flush() -> None:
+        nonlocal sink, writer
+        if not held:
+            return
+        if writer is None:
+            files.append(out / f"{table}-{len(files)}.parquet")
+            sink = pa.OSFile(str(files[-1]), "wb")
+            writer = pq.ParquetWriter(
+                sink,
+                schema,
+                compression="zstd",
+                write_statistics=stat_columns(schema),
+                write_page_checksum=True,  # verified by rl doctor and where a read fails
+            )
+        writer.write_table(pa.Table.from_batches(held, schema), row_group_size=ROW_GROUP_ROWS)
+        held.clear()
+        if sink.tell() >= FILE_BYTES:  # whole row groups are written: the file is big enough
+            writer.close()
+            sink.close()
+            writer = None
+
     try:
-        for batch in reader:
-            if batch.num_rows == 0:
-                continue
-            if writer is None:
-                files.append(out / f"{table}-{len(files)}.parquet")
-                sink = pa.OSFile(str(files[-1]), "wb")
-                writer = pq.ParquetWriter(
-                    sink,
-                    schema,
-                    compression="zstd",
-                    write_statistics=stat_columns(schema),
-                    write_page_checksum=True,  # verified by rl doctor and where a read fails
-                )
-            writer.write_batch(batch.cast(schema), row_group_size=ROW_GROUP_ROWS)
-            if sink.tell() >= FILE_BYTES:  # whole row groups are written: the file is big enough
-                writer.close()
-                sink.close()
-                writer = None
+        for sql in sqls:
+            rel = con.sql(sql)
+            for batch in (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(ROW_GROUP_ROWS):
+                rows = sum(b.num_rows for b in held)
+                take = min(batch.num_rows, ROW_GROUP_ROWS - rows)
+                if take:
+                    held.append(batch.slice(0, take).cast(schema))
+                if rows + take == ROW_GROUP_ROWS:
+                    flush()
+                    if take < batch.num_rows:
+                        held.append(batch.slice(take).cast(schema))
+        flush()
     finally:
         if writer is not None:
             writer.close()
@@ -244,12 +296,14 @@ def write_generation(
     cannot be read or written."""
     from rooflake.schema.duck import sql_file
 
-    con.execute(sql_file(PKG, "compact_parts.sql"), {"runs": sorted(the_plan.parts)})
+    runs = sorted(the_plan.parts)
+    con.execute(sql_file(PKG, "compact_parts.sql"), {"runs": runs})
+    bounds = runs[BATCH_RUNS - 1 : -1 : BATCH_RUNS]  # (the last run closes no range: the last one is open)
     staged = {}
     for table in ALL_TABLES:
         merged = [f"{root}/{f}" for s in the_plan.merged for f in s.files.get(table, [])]
-        sql = _rows_sql(table, part_files(table), merged)
-        if files := _write_table(con, table, sql, out):
+        sqls = _batched_sqls(table, part_files(table), merged, bounds)
+        if files := _write_table(con, table, sqls, out):
             staged[table] = files
     return staged
 

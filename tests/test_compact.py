@@ -228,7 +228,7 @@ def test_compact_ingest_more_compact_again_writes_only_the_new_runs(source, stor
     before = named_answers(Store(root), everything)
     read: list[list[str]] = []
     rows_sql = compact._rows_sql
-    monkeypatch.setattr(compact, "_rows_sql", lambda t, p, m: read.append(m) or rows_sql(t, p, m))
+    monkeypatch.setattr(compact, "_rows_sql", lambda t, p, m, **kw: read.append(m) or rows_sql(t, p, m, **kw))
     second = compact.compact(root)
     # 4 new runs next to a generation of 12 (> MERGE_RATIO x 4): only the new runs are read and written
     assert (second.written, second.merged, second.segments, second.runs) == (4, 0, 2, len(everything))
