@@ -25,12 +25,7 @@
 WITH run AS (
     SELECT gpu_name, compute_capability FROM runs WHERE run_id = $run_id
 ),
-gpu AS (
-    SELECT min(g.gpu) AS gpu
-    FROM datasheet_gpus AS g, run AS r
-    WHERE regexp_matches(datasheet_name(r.gpu_name), '^(?:' || g.match || ')$')
-        AND (r.compute_capability IS NULL OR g.compute_capability = r.compute_capability)
-),
+gpu AS (SELECT gpu FROM datasheet_gpu($run_id)),
 roof AS (
     SELECT (SELECT gpu FROM gpu) AS gpu,
         (SELECT d.value / 2 FROM datasheets AS d JOIN gpu ON d.gpu = gpu.gpu WHERE d.quantity = 'NVLINK') AS link

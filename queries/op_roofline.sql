@@ -55,12 +55,7 @@ WITH run AS (
             ELSE TRY_CAST(compute_capability AS DOUBLE) >= 7.0 END AS tensor_cores
     FROM runs WHERE run_id = $run_id
 ),
-gpu AS (
-    SELECT min(g.gpu) AS gpu
-    FROM datasheet_gpus AS g, run AS r
-    WHERE regexp_matches(datasheet_name(r.gpu_name), '^(?:' || g.match || ')$')
-        AND (r.compute_capability IS NULL OR g.compute_capability = r.compute_capability)
-),
+gpu AS (SELECT gpu FROM datasheet_gpu($run_id)),
 cpu_keys AS (
     SELECT DISTINCT c.machine_key
     FROM ceilings AS c, run AS r

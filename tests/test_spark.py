@@ -191,6 +191,7 @@ def _cases(store: Store) -> dict[str, list[dict[str, Any]]]:
         "steps": [{"run_id": trace}],
         "ranks": [{"job": "torch"}],
         "collectives": [{"run_id": trace}],  # the trace's folder: its job (one rank, no distributedInfo)
+        "datasheet_gpu": [{"run_id": fa3}, {"run_id": trace}],
     }
 
 
