@@ -72,6 +72,14 @@ def ingest(
     ] = None,
     merge: MergeOpt = False,
     capture: CaptureOpt = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="The GPU of a trace that names none (datasheet name, e.g. 'H100 SXM5'): its ops' modelled DRAM "
+            "traffic and datasheet roofs then follow. A file that names its GPU keeps it.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest profiles, one run per file: Nsight Compute reports (.ncu-rep) and CSV exports, Nsight Systems exports
     (.sqlite, .nsys-rep, a parquetdir folder), ERT roofline.json, torch.profiler traces.
@@ -83,16 +91,20 @@ def ingest(
     from rooflake.pipeline import expand_paths, ingest_paths
 
     labels = parse_labels(label)
+    if gpu is not None:
+        from rooflake.schema.datasheets import one_gpu
+
+        gpu = one_gpu(gpu)
     files = expand_paths(paths)
     if capture is not None:
-        raise typer.Exit(_print_result(_captured(files, capture, store, labels, force), as_json))
+        raise typer.Exit(_print_result(_captured(files, capture, store, labels, force, gpu), as_json))
     if merge:
         from rooflake.pipeline.merge import ingest_merged
 
         raise typer.Exit(
             _print_result(ingest_merged(files, store, labels, force=force, fp16=fp16.value), as_json)
         )
-    results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers)
+    results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers, gpu=gpu)
     failed = 0
     if len(files) > 1 and sys.stderr.isatty():  # (elsewhere the bar drew nothing but an empty line on stderr)
         from rich.console import Console
@@ -110,7 +122,9 @@ def ingest(
         raise typer.Exit(1)
 
 
-def _captured(files: list[Any], capture: str, store: str | None, labels: Any, force: bool) -> Any:
+def _captured(
+    files: list[Any], capture: str, store: str | None, labels: Any, force: bool, gpu: str | None
+) -> Any:
     """``rl ingest EXEC --capture CAPTURE``: one execution trace and its capture as one run."""
     from rooflake.pipeline.capture import ingest_captured
 
@@ -118,7 +132,7 @@ def _captured(files: list[Any], capture: str, store: str | None, labels: Any, fo
         raise typer.BadParameter(
             f"--capture goes with one execution trace; got {len(files)} files", param_hint="--capture"
         )
-    return ingest_captured(files[0], capture, store, labels, force=force)
+    return ingest_captured(files[0], capture, store, labels, force=force, gpu=gpu)
 
 
 def _print_result(r: Any, as_json: bool) -> int:

@@ -19,8 +19,11 @@ Systems export whose NVTX texts carry shapes (:mod:`rooflake.ingest.op_texts`), 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,6 +333,50 @@ def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
         con.close()
 
 
+#: the GPU a caller names for runs whose file names none (``rl ingest --gpu``): a datasheet catalog key, set around
+#: one file's read by :func:`given_gpu_for`
+_GIVEN_GPU: contextvars.ContextVar[str | None] = contextvars.ContextVar("rooflake_given_gpu", default=None)
+
+
+@contextlib.contextmanager
+def given_gpu_for(gpu: str | None) -> Iterator[None]:
+    """Within the block, runs read whose file names no GPU take ``gpu`` (a datasheet catalog key, e.g. ``H100
+    SXM5``; None: none given) as their ``gpu_name`` (:func:`apply_given_gpu`)."""
+    token = _GIVEN_GPU.set(gpu)
+    try:
+        yield
+    finally:
+        _GIVEN_GPU.reset(token)
+
+
+def apply_given_gpu(run: dict[str, Any]) -> None:
+    """The ``rl ingest --gpu`` rule, on a reader's ``run`` row (once; later calls do nothing): a file that names no
+    GPU (a torch.profiler trace without ``deviceProperties``, a trimmed nsys export) takes the given catalog GPU as
+    its ``gpu_name`` (and the catalog's compute capability where the file has none), said in one warning line; a
+    file that names its own GPU keeps it (what the file holds is stored), and a line says so when the two
+    differ."""
+    from rooflake.schema import datasheets as ds
+
+    given = _GIVEN_GPU.get()
+    if given is None or run.get("_gpu_given") is not None:
+        return
+    run["_gpu_given"] = given
+    own = run.get("gpu_name")
+    if own:
+        if ds.match(own) != given:
+            run["warnings"] = [
+                *run.get("warnings", []),
+                f"--gpu {given} not used: the file names its GPU ({own}), which is kept",
+            ]
+        return
+    run["gpu_name"] = given
+    if not run.get("compute_capability"):
+        run["compute_capability"] = next(
+            (g["compute_capability"] for g in ds.gpus() if g["gpu"] == given), None
+        )
+    run["warnings"] = [*run.get("warnings", []), f"GPU from --gpu: {given} (the file names none)"]
+
+
 def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     """A reader's tables with the ``ops`` table of the recorded operators (:func:`op_table`), their work modelled
     from the recorded shapes on the run's GPU (the datasheet catalog's SM count and L2 size, for the DRAM traffic
@@ -343,6 +390,7 @@ def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
 
     note = kw.pop("replay_note", True)
     run = out["run"]
+    apply_given_gpu(run)
     gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
     table, lines = op_table(out, run_id, gpu=gpu, **kw)
     ranges, kernels = out["ranges"], out.get("kernels")

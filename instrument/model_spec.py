@@ -92,11 +92,7 @@ def gpu_spec(name: str) -> tuple[GpuSpec, str]:
     """The traffic model's view of a GPU from the datasheet catalog: (spec, catalog name). ``name`` may be a
     device name (``NVIDIA A100-SXM4-40GB``) or a catalog key. Raises :class:`BadArgument` when it matches no GPU or
     several, :class:`UsageError` for one without SM count and L2 size."""
-    found = ds.candidates(name)
-    if len(found) != 1:
-        hint = f"one of {', '.join(found)}" if found else f"known: {', '.join(g['gpu'] for g in ds.gpus())}"
-        raise BadArgument(f"--gpu {name!r} matches {len(found)} GPUs of the datasheet catalog ({hint})")
-    key = found[0]
+    key = ds.one_gpu(name)
     props = {r["quantity"]: r["value"] for r in ds.numbers().to_pylist() if r["gpu"] == key}
     if "SM_COUNT" not in props or "L2_BYTES" not in props:
         raise UsageError(f"--gpu {name!r}: the datasheet catalog lacks the SM count or L2 size of {key}")

@@ -15,6 +15,7 @@ fresh process per report costs milliseconds, and memory stays flat in the number
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob as _glob
 import os
@@ -130,6 +131,7 @@ def ingest_file(
     force: bool = False,
     fp16: str = "ncu",
     run_fields: dict[str, Any] | None = None,
+    gpu: str | None = None,
 ) -> IngestResult:
     """Read ``path`` and publish it as one run. Returns an :class:`IngestResult`.
 
@@ -152,8 +154,13 @@ def ingest_file(
         run_id = sha[:16]
         if store.has_run(run_id) and not force:
             return IngestResult(str(path), run_id, "exists")
-        with open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
+        with _given_gpu(gpu), open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
             run = out["run"]
+            if gpu is not None:
+                from rooflake.ingest.ops import apply_given_gpu
+
+                apply_given_gpu(run)  # (a reader without recorded ops: the run row only)
+                run.pop("_gpu_given", None)
             row = {**run, **extra, **_ingest_fields(path, sha, labels), **ranked}
             tables = _tables(out)
             res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)
@@ -171,6 +178,15 @@ def ingest_file(
         note=note,
         warnings=run.get("warnings") or None,
     )
+
+
+def _given_gpu(gpu: str | None) -> Any:
+    """:func:`rooflake.ingest.ops.given_gpu_for` when a GPU is given (the ops module is not imported otherwise)."""
+    if gpu is None:
+        return contextlib.nullcontext()
+    from rooflake.ingest.ops import given_gpu_for
+
+    return given_gpu_for(gpu)
 
 
 def _ingest_fields(path: Path, sha: str, labels: dict[str, str] | None) -> dict[str, Any]:
@@ -280,10 +296,10 @@ def expand_paths(args: Iterable[str]) -> list[Path]:
     return uniq
 
 
-def _worker(job: tuple[str, str | None, dict[str, str], bool, str]) -> IngestResult:
-    path, root, labels, force, fp16 = job
+def _worker(job: tuple[str, str | None, dict[str, str], bool, str, str | None]) -> IngestResult:
+    path, root, labels, force, fp16, gpu = job
     try:
-        res = ingest_file(path, root, labels, force=force, fp16=fp16)
+        res = ingest_file(path, root, labels, force=force, fp16=fp16, gpu=gpu)
         res.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return res
     except StoreError as e:
@@ -315,18 +331,20 @@ def ingest_paths(
     fp16: str = "ncu",
     workers: int | None = None,
     progress: Callable[[IngestResult], None] | None = None,
+    gpu: str | None = None,
 ) -> Iterator[IngestResult]:
     """Ingest each path; yields one :class:`IngestResult` per file (status ``error`` with the message for a bad
     file: the others still go in). One file is read in this process (in a child if this process has read a
     report before); several in ``workers`` processes (default: every core), a fresh one per report, largest
     file first (the longest reads do not end the batch on one busy core). A :class:`StoreError` (unwritable
-    store) is raised, not yielded; a :class:`WorkerError` when worker processes cannot start."""
+    store) is raised, not yielded; a :class:`WorkerError` when worker processes cannot start. ``gpu``: as
+    :func:`ingest_file`'s, for every file."""
     store = Store(store_root)
     if paths:
         store.check_writable()
         store.clean_staging()
     root = str(store.root)
-    jobs = [(str(p), root, dict(labels or {}), force, fp16) for p in paths]
+    jobs = [(str(p), root, dict(labels or {}), force, fp16, gpu) for p in paths]
     n = workers or os.cpu_count() or 1
     if len(jobs) == 1:  # the common `rl ingest FILE`: no pool (read() isolates a second ncu report itself)
         r = _worker(jobs[0])

@@ -23,13 +23,15 @@ def ingest_captured(
     labels: dict[str, str] | None = None,
     *,
     force: bool = False,
+    gpu: str | None = None,
 ) -> IngestResult:
     """Read the execution trace ``path`` and the capture trace ``capture`` (both torch.profiler traces) and publish
     the execution run with its replayed kernels matched to the captured ops (``graph_kernels``, replayed rows in
     ``ops``). The run id is the first 16 hex digits of the SHA-256 of the two files' SHA-256s (execution first): the
     pair is one run, apart from the execution trace ingested alone; ``source_path`` names the execution trace, the
     ingest summary the capture. Raises :class:`InputError` for a file that is not a torch.profiler trace or a
-    capture without a graph capture; the store is then unchanged."""
+    capture without a graph capture; the store is then unchanged. ``gpu``: as
+    :func:`rooflake.pipeline.ingest_file`'s, for both traces."""
     from rooflake.ingest import ops, torch_trace
     from rooflake.ingest.graphs import with_capture
 
@@ -46,8 +48,10 @@ def ingest_captured(
     store = Store(store_root)
     if store.has_run(run_id) and not force:
         return IngestResult(str(path), run_id, "exists")
-    out = ops.with_ops(torch_trace.read(path, run_id=run_id), run_id, replay_note=False)
-    out = with_capture(out, capture, run_id)
+    with ops.given_gpu_for(gpu):
+        out = ops.with_ops(torch_trace.read(path, run_id=run_id), run_id, replay_note=False)
+        out = with_capture(out, capture, run_id)
+    out["run"].pop("_gpu_given", None)
     res = store.publish(
         run_id, {**_tables(out), "runs": _runs(out["run"], path, combined, labels, ranked)}, force=force
     )

@@ -138,6 +138,19 @@ def candidates(text: str) -> list[str]:
     return [g["gpu"] for g in gpus() if norm and (norm in normalise(g["gpu"]) or norm in g["match"])]
 
 
+def one_gpu(text: str, option: str = "--gpu") -> str:
+    """The one catalog GPU that a user's ``option`` value ``text`` names (a device name such as ``NVIDIA
+    A100-SXM4-40GB``, or a catalog key: :func:`candidates`). Raises :class:`rooflake.schema.BadArgument` when it
+    names none (the message lists the catalog) or several (it lists them)."""
+    from rooflake.schema.errors import BadArgument
+
+    found = candidates(text)
+    if len(found) != 1:
+        hint = f"one of {', '.join(found)}" if found else f"known: {', '.join(g['gpu'] for g in gpus())}"
+        raise BadArgument(f"{option} {text!r} matches {len(found)} GPUs of the datasheet catalog ({hint})")
+    return found[0]
+
+
 def _clock(row: dict[str, Any], boost: dict[str, Any], tensor_boost: dict[str, Any]) -> Any:
     """The clock (Hz) a catalog compute peak holds at: the Tensor-Core boost clock for a low-precision
     ``TENSOR <SRC>`` row of a GPU that has one (module docstring), else the boost clock; None without either."""

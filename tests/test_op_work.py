@@ -233,6 +233,59 @@ def test_real_h100_trace_matches_tracelens_conventions(tmp_path: Path) -> None:
         assert r["kernels"] >= 1 and r["gpu_time_ns"] > 0
 
 
+def _without_device(tmp_path: Path) -> Path:
+    """TraceLens' H100 trace without its ``deviceProperties`` (as a trimmed or CPU-side export leaves it)."""
+    doc = json.loads(gzip.decompress(H100_TRACE.read_bytes()))
+    assert doc.pop("deviceProperties")
+    path = tmp_path / "no_device.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_rl_ingest_gpu_names_the_gpu_of_a_trace_that_names_none(tmp_path: Path) -> None:
+    """``rl ingest --gpu``: a trace without device properties has no GPU, so no modelled DRAM traffic and no
+    datasheet roofs; with --gpu it takes the catalog GPU (said in one line) and both follow. A trace that names its
+    GPU keeps it. A --gpu the catalog does not know, or that names several GPUs, exits 2 with the store as it was."""
+    trace = _without_device(tmp_path)
+
+    def ingest(store: Path, *extra: str, path: Path = trace) -> Any:
+        r = CliRunner().invoke(app, ["ingest", str(path), "--store", str(store), *extra])
+        return r
+
+    def run_and_ops(store: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        con = connect(Store(store))
+        run = con.sql("SELECT gpu_name, compute_capability, run_id FROM runs").fetchall()[0]
+        ops = fetch(con, "op_roofline", {"run_id": run[2]}).to_pylist()
+        return {"gpu_name": run[0], "cc": run[1]}, ops
+
+    r = ingest(tmp_path / "plain")
+    assert r.exit_code == 0, r.output
+    run, ops = run_and_ops(tmp_path / "plain")
+    assert run["gpu_name"] is None and all(o["bytes_dram_modelled"] is None for o in ops)
+    assert all(o["peak_flops_per_s"] is None for o in ops if o["flops"])
+
+    r = ingest(tmp_path / "given", "--gpu", "NVIDIA H100 80GB HBM3")
+    assert r.exit_code == 0, r.output
+    assert "GPU from --gpu: H100 SXM5 (the file names none)" in r.output
+    run, ops = run_and_ops(tmp_path / "given")
+    assert run == {"gpu_name": "H100 SXM5", "cc": "9.0"}
+    gemms = [o for o in ops if o["op_name"] == "aten::linear"]
+    assert gemms and all(o["bytes_dram_modelled"] > 0 and o["peak_flops_per_s"] > 0 for o in gemms)
+
+    r = ingest(tmp_path / "own", "--gpu", "B200", path=H100_TRACE)
+    assert r.exit_code == 0, r.output
+    assert "--gpu B200 not used: the file names its GPU (NVIDIA H100 80GB HBM3), which is kept" in r.output
+    assert run_and_ops(tmp_path / "own")[0]["gpu_name"] == "NVIDIA H100 80GB HBM3"
+
+    for bad, said in (
+        ("nonsense", "matches 0 GPUs of the datasheet catalog (known: "),
+        ("A100", "matches 4 GPUs"),
+    ):
+        r = ingest(tmp_path / "bad", "--gpu", bad)
+        assert r.exit_code == 2 and f"Error: --gpu '{bad}' {said}" in r.output, r.output
+        assert not (tmp_path / "bad" / "runs").exists()
+
+
 def test_a_cpu_trace_recorded_here(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     from torch.profiler import ProfilerActivity, profile
