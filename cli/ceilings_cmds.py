@@ -17,9 +17,11 @@ from rooflake.cli.common import (
     OutOpt,
     RunArg,
     StoreOpt,
+    WideOpt,
     app,
     ceilings_app,
     emit,
+    emit_view,
     guard,
     need_out,
     on_terminal,
@@ -46,6 +48,7 @@ def show(
     long: Annotated[
         bool, typer.Option("--long", help="One row per source x ceiling, with formulas and runs.")
     ] = False,
+    wide: WideOpt = False,
 ) -> None:
     """Show a machine's ceilings by source: the run's report peaks (at the clock ncu profiled at), the datasheet's
     dense peaks (at the boost clock), ERT results and measured ceilings of runs labelled for the machine
@@ -59,7 +62,35 @@ def show(
     if on_terminal(fmt, out):
         typer.echo(_headline(result.machine))
     table = result.rows if long else result.side_by_side
-    emit(_without_empty_columns(table) if on_terminal(fmt, out) else table, fmt, out)
+    if long or not on_terminal(fmt, out):
+        emit(_without_empty_columns(table) if on_terminal(fmt, out) else table, fmt, out)
+        return
+    table = _without_empty_columns(table)
+    emit_view(table, _side_by_side_columns(table.column_names), fmt, out, wide)
+
+
+#: the store's unit texts (ceilings.unit) as the terminal tables write them (rooflake.cli.output.human)
+_UNIT_TEXT = {"byte/s": "B/s", "FLOP/s": "FLOP/s", "op/s": "op/s"}
+
+
+def _side_by_side_columns(names: list[str]) -> list[Any]:
+    """The terminal columns of ``rl ceilings show``: the ceiling, each source's value (the side-by-side columns of
+    the ceiling source registry) in the human unit of its row (``448 GB/s``, ``20.3 TFLOP/s``, the ``unit`` column
+    then in the cells), and each source's ratio to the datasheet; clocks, the report's own ceiling names and the
+    other ratios are in ``--wide`` and ``-f csv``."""
+    from rooflake.cli.output import Column, human
+    from rooflake.schema import ceiling_sources
+
+    values = [s.side_by_side for s in ceiling_sources.rows() if s.side_by_side]
+
+    def value(name: str) -> Any:
+        return lambda r: human(r[name], _UNIT_TEXT.get(r.get("unit") or "", r.get("unit")))
+
+    cols = [Column("ceiling", "ceiling")]
+    cols += [Column(n, value(n), right=True, shrink=False) for n in dict.fromkeys(values) if n in names]
+    ratios = [n for n in names if n.endswith("_over_datasheet") and n.split("_over_")[0] in values]
+    cols += [Column(n.replace("_over_", " / "), n, "x") for n in ratios]
+    return cols
 
 
 def _without_empty_columns(table: Any) -> Any:

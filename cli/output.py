@@ -372,13 +372,13 @@ NULL_CELL = "—"
 
 #: the units :func:`human` writes: a duration in ns, a fraction 0..1 (and a change of it) as a percentage, rates
 #: and amounts with an SI prefix, plain numbers to three significant digits
-SI_UNITS = ("FLOP/s", "B/s", "FLOP", "B", "Hz")
+SI_UNITS = ("FLOP/s", "B/s", "op/s", "FLOP", "B", "Hz")
 
 
 def human(value: Any, unit: str | None) -> str:
     """One cell of a terminal table in human units, from a value in the store's base units: ``ns`` ->
     ``'1.39 ms'`` (ns, µs, ms, s), ``FLOP/s`` -> ``'25.3 TFLOP/s'``, ``B/s`` -> ``'598 GB/s'`` (also ``FLOP``,
-    ``B``, ``Hz``: SI prefixes k to E), ``%`` (a fraction 0..1) -> ``'61.5 %'``, ``+%`` (a change, new / old - 1)
+    ``B``, ``Hz``, ``op/s`` (integer Tensor-Core ops): SI prefixes k to E), ``%`` (a fraction 0..1) -> ``'61.5 %'``, ``+%`` (a change, new / old - 1)
     -> ``'-28.8 %'``, ``FLOP/B`` or ``x`` (AI, ratios) -> ``'61.6'``; None -> :data:`NULL_CELL`, NaN ``'NaN'``;
     text (``unit`` None) as :func:`printable` writes it. Machine formats (csv, json, parquet) never pass here."""
     from rooflake.render.formats import duration, si, significant

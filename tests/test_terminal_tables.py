@@ -97,6 +97,20 @@ def test_compare_answers_in_human_units(store: dict[str, str]) -> None:
     assert "base_fraction_of_roof" in wide and "61.5 %" in wide and "25.3 TFLOP/s" in wide
 
 
+def test_ceilings_show_answers_in_human_units(store: dict[str, str]) -> None:
+    """``rl ceilings show``: each source's ceiling in its row's unit (the unit column is in the cells), the ratio to
+    the datasheet; clocks and the other ratios behind --wide; -f csv keeps the raw values."""
+    out = rl("ceilings", store["a10g"], "--store", store["root"], width=80).stdout
+    dram = next(line for line in out.splitlines() if line.startswith("│ DRAM"))
+    assert "598 GB/s" in dram and "600 GB/s" in dram and "0.997" in dram, out
+    fp32 = next(line for line in out.splitlines() if line.startswith("│ FP32"))
+    assert "26.9 TFLOP/s" in fp32 and "byte/s" not in out and "clock" not in out
+    wide = rl("ceilings", store["a10g"], "--store", store["root"], "--wide").stdout
+    assert "report_clock_hz" in wide and "6.23 GHz" in wide
+    raw = rl("ceilings", store["a10g"], "--store", store["root"], "-f", "csv").stdout
+    assert raw.startswith("ceiling,kind,unit,") and "DRAM,bandwidth,byte/s,DRAM,5.98489792091599" in raw
+
+
 def test_layers_and_wide(store: dict[str, str]) -> None:
     out = rl("layers", store["nvtx"], "-d", "2", "--store", store["root"]).stdout
     assert "249 µs" in out and "59.0 %" in out and "run_test/daxpy" in out  # the path's leaf kept when cut
