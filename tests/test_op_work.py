@@ -519,3 +519,64 @@ def test_a_cpu_trace_is_judged_against_its_hosts_measured_ceilings(tmp_path: Pat
         1e10,
     )
     assert lin["attainable_flops_per_s"] == pytest.approx(min(4e10, lin["ai"] * 1e10))
+
+
+_LAUNCH = st.tuples(
+    st.sampled_from([1, 2, None]),  # launch thread
+    st.integers(0, 60),  # launch start (ties on purpose)
+    st.one_of(st.none(), st.integers(0, 5000).map(lambda ps: ps / 1000)),  # duration, ns with 3 decimals
+)
+_OP = st.tuples(
+    st.sampled_from([1, 2, None]),
+    st.one_of(st.none(), st.integers(0, 60)),
+    st.one_of(st.none(), st.integers(-5, 40)),  # cpu time: none, zero or negative too
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(_OP, max_size=12),
+    kernels=st.lists(_LAUNCH, max_size=15),
+    memops=st.lists(_LAUNCH, max_size=5),
+)
+def test_gpu_time_per_op_is_the_exact_sum_of_its_launches(ops: list, kernels: list, memops: list) -> None:
+    """ops_gpu_time.sql (running totals and two ASOF joins) against the definition: the kernels and memops whose
+    launch ran on the op's thread while it was open (start <= launch < start + cpu time), their durations summed
+    exactly and rounded half up; NULL time where none was launched or none has a duration."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    import pyarrow as pa
+
+    from rooflake.ingest import ops as ops_mod
+    from rooflake.ingest import sqlscript
+
+    op_rows = pa.table({
+        "op_id": list(range(len(ops))), "thread": [o[0] for o in ops], "start_ns": [o[1] for o in ops],
+        "cpu_time_ns": [o[2] for o in ops],
+    }, schema=pa.schema([("op_id", pa.int64()), ("thread", pa.int64()), ("start_ns", pa.int64()),
+                         ("cpu_time_ns", pa.int64())]))  # fmt: skip
+
+    def launches(rows: list) -> pa.Table:
+        return pa.table({"launch_thread": pa.array([r[0] for r in rows], pa.int64()),
+                         "launch_start_ns": pa.array([r[1] for r in rows], pa.int64()),
+                         "duration_ns": pa.array([r[2] for r in rows], pa.float64())})  # fmt: skip
+
+    got = ops_mod._gpu_times(sqlscript, op_rows, launches(kernels), launches(memops)).to_pylist()
+    for (thread, start, cpu), row in zip(ops, got, strict=True):
+        under = [
+            (is_kernel, d)
+            for is_kernel, rows in ((1, kernels), (0, memops))
+            for t, at, d in rows
+            if thread is not None
+            and t == thread
+            and start is not None
+            and cpu is not None
+            and start <= at < start + cpu
+        ]
+        timed = [Decimal(str(d)) for _, d in under if d is not None]
+        exact = int(sum(timed).quantize(Decimal(1), rounding=ROUND_HALF_UP)) if timed else None
+        assert (row["kernels"], row["gpu_ops"], row["gpu_time_ns"]) == (
+            sum(k for k, _ in under),
+            len(under),
+            exact,
+        )
