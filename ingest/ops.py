@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from rooflake.ingest.gc_paused import gc_paused
 from rooflake.instrument.shapes import VIEW_SOURCE, GpuSpec, OpWork, ShapeError, op_work, parse_args
 from rooflake.schema import OPS
 
@@ -36,7 +37,7 @@ OP_CATS = {"cpu_op", "operator"}
 MODULE_CAT = "python_function"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     row: dict[str, Any]
     args: dict[str, Any]
@@ -90,7 +91,9 @@ def _nodes(ranges: list[dict[str, Any]], is_op: Any) -> list[_Node]:
     by_id: dict[int, _Node] = {}
     out = []
     for r in ordered:
-        args = _args(r.get("args"))
+        args = _args(
+            r.pop("args", None)
+        )  # (the parsed fields are kept: the text goes, a third of the pass's memory)
         parent = by_id.get(r["parent_id"]) if r.get("parent_id") is not None else None
         cat = args.get("cat")
         modules = list(parent.modules) if parent else []
@@ -298,8 +301,14 @@ def op_table(tables: dict[str, Any], run_id: str, **kw: Any) -> tuple[Any, list[
     rows, counts = op_rows(ranges.select([c for c in cols if c in ranges.column_names]).to_pylist(), **kw)
     if not rows:
         return pa.Table.from_pylist([], schema=OPS), []
-    ops = pa.Table.from_pylist([{**r, "run_id": run_id} for r in rows], schema=_without_gpu(OPS))
+    schema = _without_gpu(OPS)
+    ops = pa.Table.from_pylist(rows, schema=pa.schema([f for f in schema if f.name != "run_id"]))
+    del rows  # (a dict per op: gone before the GPU times are joined)
+    ops = ops.append_column(
+        schema.field("run_id"), pa.array([run_id] * ops.num_rows, schema.field("run_id").type)
+    )
     times = _gpu_times(sqlscript, ops, arrow.get("kernels"), arrow.get("memops"))
+    del ops
     return times.select(OPS.names).cast(OPS), summary(counts)
 
 
@@ -310,7 +319,8 @@ def _without_gpu(schema: Any) -> Any:
 
 
 def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
-    """``ops`` with kernels, gpu_ops and gpu_time_ns (step ``ops_gpu_time.sql``)."""
+    """``ops`` (op rows numbered 0..n-1 in row order) with kernels, gpu_ops and gpu_time_ns appended (step
+    ``ops_gpu_time.sql``: one row per op, in op_id order)."""
     import pyarrow as pa
 
     from rooflake.schema.duck import duck_connect
@@ -324,13 +334,18 @@ def _gpu_times(sqlscript: Any, ops: Any, kernels: Any, memops: Any) -> Any:
         return t.select(["launch_thread", "launch_start_ns", "duration_ns"]).cast(empty.schema)
 
     con = duck_connect()
-    try:
-        con.register("op_rows", ops)
+    try:  # (only the columns the SQL reads go through DuckDB: the op rows' texts and stacks stay where they are)
+        con.register("op_rows", ops.select(["op_id", "thread", "start_ns", "cpu_time_ns"]))
         con.register("kernel_launches", launches(kernels))
         con.register("memop_launches", launches(memops))
-        return sqlscript.arrow(con, "ops_gpu_time.sql")
+        per_op = sqlscript.arrow(con, "ops_gpu_time.sql")
     finally:
         con.close()
+    if not per_op.column("op_id").equals(ops.column("op_id")):  # (op_rows numbers the ops in row order)
+        raise RuntimeError("ops_gpu_time.sql: its rows are not the ops' rows in op_id order")
+    for name in ("kernels", "gpu_ops", "gpu_time_ns"):
+        ops = ops.append_column(name, per_op.column(name))
+    return ops
 
 
 #: the GPU a caller names for runs whose file names none (``rl ingest --gpu``): a datasheet catalog key, set around
@@ -392,7 +407,10 @@ def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     run = out["run"]
     apply_given_gpu(run)
     gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
-    table, lines = op_table(out, run_id, gpu=gpu, **kw)
+    with (
+        gc_paused()
+    ):  # (a node, a dict and lists per recorded op: no cycles, and the collector's passes cost 2/3)
+        table, lines = op_table(out, run_id, gpu=gpu, **kw)
     ranges, kernels = out["ranges"], out.get("kernels")
     step_table, step_lines = steps.step_table(
         ranges.to_arrow() if isinstance(ranges, DuckTable) else ranges, run_id

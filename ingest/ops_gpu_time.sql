@@ -1,4 +1,4 @@
--- ops_gpu_time: the recorded ops of a trace (op_rows: the ops table without its GPU columns) with the GPU work each
+-- ops_gpu_time: the recorded ops of a trace (op_rows: op_id, thread, start_ns, cpu_time_ns of each) with the GPU work each
 -- launched: the kernels (kernel_launches) and memcpys/memsets (memop_launches) whose launch call ran on the op's
 -- thread while the op was open (start_ns <= launch_start_ns < start_ns + cpu_time_ns), its nested ops' launches
 -- included. A launch without a launch row (no launch_thread) belongs to no op.
@@ -6,7 +6,8 @@
 -- every sum is exact); an op's totals are those before its end minus those before its start (two ASOF joins: a
 -- sort-merge, where a join on the thread with the two time conditions compared every op with every launch of its
 -- thread).
--- Columns: op_rows' columns, then
+-- Columns (one row per op, in op_id order):
+--   op_id        the op (op_rows.op_id)
 --   kernels      kernels launched under the op
 --   gpu_ops      kernels, memcpys and memsets launched under the op
 --   gpu_time_ns  ns, sum of their durations (measured; NULL where none was launched or none has a duration)
@@ -52,7 +53,7 @@ per_op AS (
     WHERE o.cpu_time_ns > 0  -- (an op open for no time, or with no end, launched nothing)
 )
 SELECT
-    o.*,
+    o.op_id,
     coalesce(p.k, 0)::BIGINT AS kernels,
     coalesce(p.n, 0)::BIGINT AS gpu_ops,
     CASE WHEN p.timed > 0 THEN ((p.ps + 500) // 1000)::BIGINT END AS gpu_time_ns

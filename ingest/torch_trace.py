@@ -28,9 +28,7 @@ hardware counters: FLOP and byte columns are NULL with that reason in ``provenan
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import gzip
 import json
 import math
@@ -48,6 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rooflake.ingest.flags import flag_summary
+from rooflake.ingest.gc_paused import gc_paused
 from rooflake.ingest.messages import shown
 from rooflake.ingest.ranks import trace_rank
 from rooflake.schema import COVERAGE, KERNELS, MEMOPS, METRICS, RANGES, InputError
@@ -855,21 +854,8 @@ def read(path: str | Path, *, run_id: str) -> dict[str, Any]:
 
     Raises :class:`InputError` when the file is unreadable, truncated, not JSON, or JSON without ``traceEvents``.
     """
-    with _gc_paused():
+    with gc_paused():
         return _read(Path(path), run_id)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a trace is read, back on (if it was) after: the reader makes millions
-    of objects and no cycles, and the collector's passes over them cost a quarter of its time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _read(path: Path, run_id: str) -> dict[str, Any]:
