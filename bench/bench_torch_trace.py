@@ -4,6 +4,8 @@
 - the floor / peer: ``json.load`` of the same file in a one-line process (what the reader did before: every event
   a Python dict), and ``msgspec.json.decode`` of it untyped (the decoder alone, every event a dict);
 - the goals: >= 100 MB/s of uncompressed JSON and <= 1 GB peak RSS;
+- the whole ingest of the same file (``rooflake.pipeline.ingest_file``: the reader, the ops post-pass with each
+  op's work and GPU time, the serving steps and the store's Parquet), the figure a user of ``rl ingest`` sees;
 - Perfetto's trace processor, which imports Chrome JSON at about 177 MB/s (its maintainers' figure in
   google/perfetto issue 1641): our ratio to it.
 
@@ -45,6 +47,8 @@ ID_ARGS = ("correlation", "External id", "external id")
 CONTENDERS = {
     "rooflake torch_trace.read": "from rooflake.ingest import torch_trace as tt\n"
     "out = tt.read(sys.argv[1], run_id='bench')\nprint(out['kernels'].num_rows, out['ranges'].num_rows)",
+    "rl ingest (+ ops, publish)": "import tempfile\nfrom rooflake.pipeline import ingest_file\n"
+    "with tempfile.TemporaryDirectory() as d:\n    r = ingest_file(sys.argv[1], d)\nprint(r.n_kernels, r.ranges)",
     "json.load (floor/peer)": "import json\ndoc = json.load(open(sys.argv[1], 'rb'))\n"
     "print(len(doc['traceEvents']))",
     "msgspec.json.decode untyped": "import msgspec\ndoc = msgspec.json.decode(open(sys.argv[1], 'rb').read())\n"
