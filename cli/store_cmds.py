@@ -101,6 +101,12 @@ def ingest(
     if merge:
         from rooflake.pipeline.merge import ingest_merged
 
+        if gpu is not None:
+            raise typer.BadParameter(
+                "--merge joins Nsight Compute files, which name their GPU; --gpu is for traces that do not",
+                param_hint="--gpu",
+            )
+
         raise typer.Exit(
             _print_result(ingest_merged(files, store, labels, force=force, fp16=fp16.value), as_json)
         )

@@ -91,9 +91,8 @@ def _nodes(ranges: list[dict[str, Any]], is_op: Any) -> list[_Node]:
     by_id: dict[int, _Node] = {}
     out = []
     for r in ordered:
-        args = _args(
-            r.pop("args", None)
-        )  # (the parsed fields are kept: the text goes, a third of the pass's memory)
+        # (the parsed fields are kept, the args text goes: a third of the pass's memory)
+        args = _args(r.pop("args", None))
         parent = by_id.get(r["parent_id"]) if r.get("parent_id") is not None else None
         cat = args.get("cat")
         modules = list(parent.modules) if parent else []
@@ -407,9 +406,8 @@ def with_ops(out: dict[str, Any], run_id: str, **kw: Any) -> dict[str, Any]:
     run = out["run"]
     apply_given_gpu(run)
     gpu = catalog_gpu(run.get("gpu_name"), run.get("compute_capability"))
-    with (
-        gc_paused()
-    ):  # (a node, a dict and lists per recorded op: no cycles, and the collector's passes cost 2/3)
+    # (a node, a dict and lists per recorded op, no cycles: the collector's passes cost 2/3 of the post-pass)
+    with gc_paused():
         table, lines = op_table(out, run_id, gpu=gpu, **kw)
     ranges, kernels = out["ranges"], out.get("kernels")
     step_table, step_lines = steps.step_table(

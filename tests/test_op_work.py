@@ -277,6 +277,8 @@ def test_rl_ingest_gpu_names_the_gpu_of_a_trace_that_names_none(tmp_path: Path) 
     assert "--gpu B200 not used: the file names its GPU (NVIDIA H100 80GB HBM3), which is kept" in r.output
     assert run_and_ops(tmp_path / "own")[0]["gpu_name"] == "NVIDIA H100 80GB HBM3"
 
+    r = ingest(tmp_path / "merged", "--gpu", "B200", "--merge")
+    assert r.exit_code == 2 and "--merge joins Nsight Compute files" in r.output, r.output
     for bad, said in (
         ("nonsense", "matches 0 GPUs of the datasheet catalog (known: "),
         ("A100", "matches 4 GPUs"),
