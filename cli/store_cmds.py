@@ -36,6 +36,14 @@ MergeOpt = Annotated[
         "one run, per kernel launch.",
     ),
 ]
+GpuOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu",
+        help="The GPU of a trace that names none (datasheet name, e.g. 'H100 SXM5'): its ops' modelled DRAM "
+        "traffic and datasheet roofs then follow. A file that names its GPU keeps it.",
+    ),
+]
 CaptureOpt = Annotated[
     str | None,
     typer.Option(
@@ -72,14 +80,7 @@ def ingest(
     ] = None,
     merge: MergeOpt = False,
     capture: CaptureOpt = None,
-    gpu: Annotated[
-        str | None,
-        typer.Option(
-            "--gpu",
-            help="The GPU of a trace that names none (datasheet name, e.g. 'H100 SXM5'): its ops' modelled DRAM "
-            "traffic and datasheet roofs then follow. A file that names its GPU keeps it.",
-        ),
-    ] = None,
+    gpu: GpuOpt = None,
 ) -> None:
     """Ingest profiles, one run per file: Nsight Compute reports (.ncu-rep) and CSV exports, Nsight Systems exports
     (.sqlite, .nsys-rep, a parquetdir folder), ERT roofline.json, torch.profiler traces.
@@ -91,41 +92,53 @@ def ingest(
     from rooflake.pipeline import expand_paths, ingest_paths
 
     labels = parse_labels(label)
-    if gpu is not None:
-        from rooflake.schema.datasheets import one_gpu
-
-        gpu = one_gpu(gpu)
+    gpu = _gpu_key(gpu, merge)
     files = expand_paths(paths)
     if capture is not None:
         raise typer.Exit(_print_result(_captured(files, capture, store, labels, force, gpu), as_json))
     if merge:
         from rooflake.pipeline.merge import ingest_merged
 
-        if gpu is not None:
-            raise typer.BadParameter(
-                "--merge joins Nsight Compute files, which name their GPU; --gpu is for traces that do not",
-                param_hint="--gpu",
-            )
-
         raise typer.Exit(
             _print_result(ingest_merged(files, store, labels, force=force, fp16=fp16.value), as_json)
         )
     results = ingest_paths(files, store, labels, force=force, fp16=fp16.value, workers=workers, gpu=gpu)
+    if _print_all(results, len(files), as_json):
+        raise typer.Exit(1)
+
+
+def _gpu_key(gpu: str | None, merge: bool) -> str | None:
+    """``--gpu``'s datasheet catalog key (:func:`rooflake.schema.datasheets.one_gpu`: exit 2 for a name the catalog
+    does not know or that names several GPUs, and beside --merge, whose Nsight Compute files name their GPU)."""
+    if gpu is None:
+        return None
+    if merge:
+        raise typer.BadParameter(
+            "--merge joins Nsight Compute files, which name their GPU; --gpu is for traces that do not",
+            param_hint="--gpu",
+        )
+    from rooflake.schema.datasheets import one_gpu
+
+    return one_gpu(gpu)
+
+
+def _print_all(results: Any, n_files: int, as_json: bool) -> int:
+    """Print each file's result as it comes (with a progress bar on stderr for several files on a terminal);
+    returns how many failed."""
     failed = 0
-    if len(files) > 1 and sys.stderr.isatty():  # (elsewhere the bar drew nothing but an empty line on stderr)
+    if n_files > 1 and sys.stderr.isatty():  # (elsewhere the bar drew nothing but an empty line on stderr)
         from rich.console import Console
         from rich.progress import Progress
 
         with Progress(console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("ingesting", total=len(files))
+            task = bar.add_task("ingesting", total=n_files)
             for r in results:  # on a terminal, rich shows stdout lines above the bar
                 failed += _print_result(r, as_json)
                 bar.advance(task)
     else:
         for r in results:
             failed += _print_result(r, as_json)
-    if failed:
-        raise typer.Exit(1)
+    return failed
 
 
 def _captured(
