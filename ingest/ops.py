@@ -364,7 +364,8 @@ def given_gpu_for(gpu: str | None) -> Iterator[None]:
 
 
 def apply_given_gpu(run: dict[str, Any]) -> None:
-    """The ``rl ingest --gpu`` rule, on a reader's ``run`` row (once; later calls do nothing): a file that names no
+    """The ``rl ingest --gpu`` rule, on a reader's ``run`` row (:func:`with_ops` applies it, and the ingest for a
+    reader without recorded ops): a file that names no
     GPU (a torch.profiler trace without ``deviceProperties``, a trimmed nsys export) takes the given catalog GPU as
     its ``gpu_name`` (and the catalog's compute capability where the file has none), said in one warning line; a
     file that names its own GPU keeps it (what the file holds is stored), and a line says so when the two
@@ -372,9 +373,8 @@ def apply_given_gpu(run: dict[str, Any]) -> None:
     from rooflake.schema import datasheets as ds
 
     given = _GIVEN_GPU.get()
-    if given is None or run.get("_gpu_given") is not None:
+    if given is None:
         return
-    run["_gpu_given"] = given
     own = run.get("gpu_name")
     if own:
         if ds.match(own) != given:

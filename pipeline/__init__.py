@@ -156,11 +156,10 @@ def ingest_file(
             return IngestResult(str(path), run_id, "exists")
         with _given_gpu(gpu), open_run(path, run_id=run_id, fp16=fp16, begun=begun) as out:
             run = out["run"]
-            if gpu is not None:
+            if gpu is not None and "ops" not in out:  # (with_ops applied it to a reader with recorded ops)
                 from rooflake.ingest.ops import apply_given_gpu
 
-                apply_given_gpu(run)  # (a reader without recorded ops: the run row only)
-                run.pop("_gpu_given", None)
+                apply_given_gpu(run)
             row = {**run, **extra, **_ingest_fields(path, sha, labels), **ranked}
             tables = _tables(out)
             res = store.publish(run_id, {**tables, "runs": _runs_table(out, row)}, force=force)

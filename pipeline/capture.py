@@ -51,7 +51,6 @@ def ingest_captured(
     with ops.given_gpu_for(gpu):
         out = ops.with_ops(torch_trace.read(path, run_id=run_id), run_id, replay_note=False)
         out = with_capture(out, capture, run_id)
-    out["run"].pop("_gpu_given", None)
     res = store.publish(
         run_id, {**_tables(out), "runs": _runs(out["run"], path, combined, labels, ranked)}, force=force
     )

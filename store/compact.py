@@ -52,7 +52,6 @@ import bisect
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -64,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflake.store.database import RELIST, gist, gone
-from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, PART
+from rooflake.store.layout import ALL_TABLES, COMPACTED, DATA_TABLES, PART, run_of
 from rooflake.store.manifest import (  # noqa: F401 (compacted_runs: re-exported)
     MANIFEST,
     Manifest,
@@ -195,7 +194,6 @@ def _rows_sql(
 #: partition files read by one statement of a compaction: DuckDB keeps a reader per file of a union-by-name scan
 #: (~130 KB each), so reading 10,000 at once peaked at 1.9 GB; batches of this many runs keep it bounded
 BATCH_RUNS = 256
-_RUN_OF = re.compile(r"run_id=([^/]+)/[^/]+$")
 
 
 def _batched_sqls(table: str, parts: list[str], merged: list[str], bounds: list[str]) -> list[str]:
@@ -203,12 +201,12 @@ def _batched_sqls(table: str, parts: list[str], merged: list[str], bounds: list[
     last of each batch of :data:`BATCH_RUNS` runs read from partitions) cut the runs into ranges ``(bound_i-1,
     bound_i]``, the last range open above; each statement reads the partition files of its range's runs and the
     merged files' rows in the range (their row groups pruned on run_id's statistics)."""
-    found = [_RUN_OF.search(f.replace("\\", "/")) for f in parts]
-    if not all(found):  # (a file not named by its run: one statement over every run)
+    found = [run_of(f) for f in parts]
+    if None in found:  # (a file not named by its run: one statement over every run)
         bounds = []
     by_range: list[list[str]] = [[] for _ in range(len(bounds) + 1)]
-    for f, m in zip(parts, found, strict=True):
-        by_range[bisect.bisect_left(bounds, m.group(1)) if bounds and m else 0].append(f)
+    for f, run in zip(parts, found, strict=True):
+        by_range[bisect.bisect_left(bounds, run) if bounds and run else 0].append(f)
     sqls = []
     for i, files in enumerate(by_range):
         after = bounds[i - 1] if i > 0 else None

@@ -69,6 +69,13 @@ def partition(root: Path, table: str, run_id: str) -> Path:
     return root / table / f"run_id={run_id}"
 
 
+def run_of(path: str) -> str | None:
+    """The run whose partition file ``path`` is (``…/<table>/run_id=<id>/part-0.parquet``, a local path or an
+    object key: :func:`partition`'s naming), or None for a path not named so."""
+    folder = path.replace("\\", "/").rsplit("/", 2)
+    return folder[-2][7:] if len(folder) == 3 and folder[-2].startswith("run_id=") else None
+
+
 def part_file(root: Path, table: str, run_id: str) -> Path:
     """The one Parquet file of ``table``'s partition of run ``run_id``."""
     return partition(root, table, run_id) / PART
