@@ -46,6 +46,12 @@ def _work(table: Any) -> list[Any]:
     (:data:`rooflake.views.layers.MODELLED`), the header saying so."""
     from rooflake.cli.output import Column
 
+    if "flops_ratio" in table.column_names:  # a trace with an ncu run's counters: counted beside modelled
+        return [
+            Column("FLOP/s", "flops_per_s", "FLOP/s"),
+            Column("FLOP/s model", "flops_per_s_modelled", "FLOP/s"),
+            Column("ratio", "flops_ratio", "x"),
+        ]
     if (
         "flops_modelled" in table.column_names
     ):  # a trace: its ops' work modelled from their shapes, no counters
@@ -143,6 +149,20 @@ def print_counted(table: Any) -> None:
     )
 
 
+def print_cross_check(table: Any) -> None:
+    """Where a trace's layers hold ncu-counted FLOPs beside the FLOPs modelled from its recorded shapes (columns
+    flops_ratio, gaps: :func:`rooflake.views.layers.with_modelled_work`), one line: what the ratio is and how many
+    layers differ by over 10 %."""
+    if "flops_ratio" not in table.column_names:
+        return
+    ratios = [r for r in table.column("flops_ratio").to_pylist() if r is not None]
+    off = sum(1 for r in ratios if not 0.9 <= r <= 1.1)
+    typer.echo(
+        f"ratio = ncu-counted FLOPs / FLOPs modelled from the recorded shapes (each op once), on {len(ratios)} of "
+        f"{table.num_rows} layers, {off} of them off by more than 10 % (the likely cause: column gaps, -f csv or --wide)"
+    )
+
+
 def _pct(share: float | None) -> str:
     """A share as a percentage, ``-`` where it is NULL (a total of 0 or unknown)."""
     return "-" if share is None else f"{share:.1%}"
@@ -213,8 +233,9 @@ def layers(
         str | None,
         typer.Option(
             "--with",
-            help="An ncu run of the same program (FLOPs/bytes from it, time from this nsys run), or an "
-            "`rl estimate` run (measured vs analytic FLOPs and modelled bytes per layer).",
+            help="An ncu run of the same program (FLOPs/bytes from it, time from this trace run; beside a trace "
+            "with shapes, counted vs modelled FLOPs), or an `rl estimate` run (measured vs analytic FLOPs and "
+            "modelled bytes per layer).",
         ),
     ] = None,
     fmt: FmtOpt = Fmt.table,
@@ -237,6 +258,7 @@ def layers(
     emit_view(v.table, glance(v.table), fmt, out, wide)
     if on_terminal(fmt, out):
         print_counted(v.table)
+        print_cross_check(v.table)
         print_coverage(v.coverage)
         if v.matched is not None:
             print_match(v.matched)

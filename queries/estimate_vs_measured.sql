@@ -83,10 +83,7 @@ SELECT
     list_filter([
         CASE WHEN kernels = 0 THEN 'no measured kernel under this layer (not profiled, or fused into another)' END,
         CASE WHEN ops = 0 THEN 'no estimate for this layer (module path not in the model traced)' END,
-        CASE WHEN flops_ratio > 1.1 THEN 'FLOPs: executed > algorithmic (padding, tiles computed past the edge, '
-            || 'recomputation, or a counting convention: ncu counts FP16 lanes and tensor ops as issued)' END,
-        CASE WHEN flops_ratio < 0.9 THEN 'FLOPs: executed < algorithmic (Winograd/FFT convolution, or ops no counter '
-            || 'sees: tensor ops without the tensor section, SFU, integer)' END,
+        flops_gap(flops_ratio),
         CASE WHEN dram_ratio > 1.1 THEN 'DRAM: more than modelled (L2 thrashing, spills, extra passes)' END,
         CASE WHEN dram_ratio < 0.9 THEN 'DRAM: less than modelled (reuse across layers in L2)' END,
         CASE WHEN l2_ratio > 1.1 THEN 'L2: more than modelled (smaller tiles than assumed, L1 misses)' END,

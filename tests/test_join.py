@@ -146,11 +146,27 @@ def test_layers_of_a_real_ncu_run_with_an_nvtx_stack(tmp_path: Path) -> None:
     assert sum(r["share_of_gpu_time"] for r in stages) == pytest.approx(1.0)
 
 
-def test_with_must_name_an_ncu_run(store: Store) -> None:
-    r = CliRunner().invoke(app, ["layers", "c", "--with", "d", "--store", str(store.root)])
+def test_with_names_a_pair_of_a_trace_and_an_ncu_run(store: Store) -> None:
+    """Either order names the same pair (the trace's layers, the ncu run's counters); two runs of one kind are a
+    usage error naming the run of the wrong kind."""
+    run = CliRunner().invoke
+    there = ["--store", str(store.root), "-f", "csv"]
+    one, other = (
+        run(app, ["layers", "d", "--with", "c", *there]),
+        run(app, ["layers", "c", "--with", "d", *there]),
+    )
+    assert one.exit_code == other.exit_code == 0, one.output + other.output
+    assert one.stdout == other.stdout and "p1" in one.stdout
+    r = run(app, ["layers", "c", "--with", "c", "--store", str(store.root)])
     assert r.exit_code == 1
     assert r.stderr.startswith(
-        "Error: run cccccccccccccccc is a ncu-rep run: the layer run must come from Nsight Systems"
+        "Error: run cccccccccccccccc is a ncu-rep run: the layer run must be a trace (Nsight Systems or "
+        "torch.profiler)"
+    )
+    r = run(app, ["layers", "d", "--with", "d", "--store", str(store.root)])
+    assert r.exit_code == 1
+    assert r.stderr.startswith(
+        "Error: run dddddddddddddddd (--with) is a nsys-sqlite run: it must be an Nsight"
     )
 
 

@@ -23,6 +23,8 @@ from rooflake.pipeline import ingest_file
 from rooflake.queries import connect, fetch
 from rooflake.store import Store
 
+from _support import tiny_run
+
 BF16 = "c10::BFloat16"
 H100_TRACE = Path(__file__).parent / "data" / "torch" / "h100_bert-small_inference.json.gz"
 
@@ -368,6 +370,46 @@ def test_rl_layers_of_a_trace_show_modelled_flops(trace_store: tuple[Path, str])
     assert all(x["flops"] == "" for x in rows)  # no counters: the measured columns stay NULL
     r = _rl("layers", run, "-d", "2", "--store", str(store))
     assert "modelled from the recorded ops' shapes" in r.output
+
+
+def test_rl_layers_of_a_trace_with_an_ncu_run_cross_check_counted_and_modelled_flops(tmp_path: Path) -> None:
+    """`rl layers TRACE --with NCU` (and `rl layers NCU --with TRACE`): per layer, ncu's counted FLOPs beside the
+    FLOPs modelled from the trace's shapes, their ratio and the gap's likely cause (macro flops_gap)."""
+    events = _chain_trace(tmp_path)
+    doc = json.loads(events.read_text())
+    doc["traceEvents"] += [
+        _op("aten::mm", 120, 20, [[8, 16], [16, 4]], ["float", "float"]),
+        *_launch(121, 3, 200, 3.0, "mm_kernel"),
+        *_launch(125, 4, 205, 1.0, "splitk_reduce"),  # ncu never profiled it: the layer is counted in part
+    ]
+    events.write_text(json.dumps(doc))
+    store = tmp_path / "store"
+    trace = ingest_file(events, store).run_id
+    ncu = [
+        {"kernel_id": 0, "name": "gemm_kernel", "flops_tensor": 2.0 * 16 * 64 * 32, "duration_ns": 9.0},
+        {"kernel_id": 1, "name": "layer_norm_kernel", "flops_fp32": 2 * 4.0 * 16 * 32, "duration_ns": 9.0},
+        {"kernel_id": 2, "name": "mm_kernel", "flops_fp32": 2.0 * 8 * 16 * 4, "duration_ns": 9.0},
+    ]
+    tiny_run(store, "c" * 16, [k | {"short_name": k["name"]} for k in ncu], [], source_format="ncu-rep")
+    r = _rl("layers", trace, "--with", "c", "-f", "json", "--store", str(store))
+    assert r.exit_code == 0, r.output
+    rows = {x["layer"]: x for x in json.loads(r.stdout)}
+    lin, norm, mm = rows["torch:aten::linear"], rows["torch:aten::layer_norm"], rows["torch:aten::mm"]
+    assert (lin["flops"], lin["flops_modelled"], lin["flops_ratio"], lin["gaps"]) == (65536, 65536, 1.0, [])
+    assert (norm["flops"], norm["flops_modelled"], norm["flops_ratio"]) == (4096, 2048, 2.0)
+    gap = _rl("sql", "SELECT flops_gap(2.0) AS gap", "-f", "json", "--store", str(store))
+    assert gap.exit_code == 0 and norm["gaps"] == [json.loads(gap.stdout)[0]["gap"]]
+    assert norm["gaps"][0].startswith("FLOPs: executed > algorithmic")
+    assert mm["flops_ratio"] is None and mm["flops_modelled"] == 2 * 8 * 16 * 4
+    assert mm["gaps"] == ["FLOPs: counters cover only part of the launches (no ratio)"]
+    swapped = _rl("layers", "c", "--with", trace, "-f", "json", "--store", str(store))
+    assert swapped.exit_code == 0 and swapped.stdout == r.stdout
+    r = _rl("layers", trace, "--with", "c", "--store", str(store))
+    assert (
+        "ratio = ncu-counted FLOPs / FLOPs modelled from the recorded shapes (each op once), on 2 of 3"
+        in r.stdout
+    )
+    assert "1 of them off by more than 10 %" in r.stdout
 
 
 # ---------------------------------------------------------------- nsys: shapes in NVTX texts

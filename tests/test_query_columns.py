@@ -79,6 +79,10 @@ GIVEN: dict[str, Any] = {
         PARAMS,
         tables={g: GIVEN[g](con) for g in ("run_ceiling_rows", "machine_ceiling_rows")},
     ),
+    "layer_rows": lambda con: pa.table(
+        {"position": [0], "layer": ["d:model"], "time_ns": [1e3], "flops": [2e9], "counters_complete": [True]}
+    ),  # fmt: skip
+    "op_layer_rows": lambda con: queries.fetch(con, "op_layers", {"run_id": NCU, "depth": 1}),
 }
 
 

@@ -90,8 +90,11 @@ def layers(
     NVTX ``domain`` if given (None: every domain; with an estimate run, the domain of the run's annotated model).
 
     With ``with_run`` an estimate run (``rl estimate``), ``estimates`` compares each layer with the model. With
-    ``with_run`` an ncu run of the same program, the nsys run's kernels take their FLOPs/bytes from it
-    (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays nsys's). ``match`` and ``device``
+    ``with_run`` an ncu run of the same program, the trace run's kernels (Nsight Systems or torch.profiler) take
+    their FLOPs/bytes from it (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays the
+    trace's); where the trace recorded ops with shapes, ``table`` also sets the counted FLOPs beside the modelled
+    ones (:func:`with_modelled_work`: flops_ratio, gaps). ``run_id`` an ncu run and ``with_run`` a trace run: the
+    same pair, the trace's layers. ``match`` and ``device``
     keep the comparison's layers and measured kernels as they keep ``table``'s. Raises :class:`RunNotFoundError`,
     :class:`UsageError` (``with_run`` of the wrong kind; beside an estimate run, a run without GPU kernels that is
     not an Nsight Systems run; ``device`` for a run without GPU kernels), :class:`RooflineDataError` (beside an
@@ -111,15 +114,17 @@ def layers(
             f"run {run_id} has no GPU kernels (its layers are timed by NVTX ranges on the CPU): --device does not "
             "apply"
         )
-    if with_run is not None and run_info(con, store.resolve(with_run))["source_format"] == "torch-model":
-        return _versus_estimates(con, run_id, store.resolve(with_run), depth, (match, device, domain), cpu)
+    if with_run is not None:
+        with_run = store.resolve(with_run)
+        kinds = (run_info(con, run_id)["source_format"], run_info(con, with_run)["source_format"])
+        if kinds[1] == "torch-model":
+            return _versus_estimates(con, run_id, with_run, depth, (match, device, domain), cpu)
+        if kinds[0] == "ncu-rep" and is_trace(
+            kinds[1]
+        ):  # `rl layers NCU_RUN --with TRACE_RUN`: the same pair
+            return layers(store, with_run, depth, match, device, run_id, domain=domain)
     if cpu and with_run is None:
-        table = fetch(
-            con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
-        )
-        table = with_modelled_work(con, run_id, depth, table, "inclusive_ns")
-        coverage = fetch(con, "coverage_summary", {"run_id": run_id})
-        return Layers(run_id, table, coverage, None, timed_by="ranges")
+        return _range_layers(con, run_id, depth, match, domain)
     matched = match_runs(store, run_id, with_run) if with_run is not None else None
     params = {"run_id": run_id, "depth": depth, "match": match, "device": device, "domain": domain}
     shadow = {"kernels": matched.store_kernels} if matched else None
@@ -134,33 +139,50 @@ def layers(
     return Layers(run_id, table, coverage, matched, collectives=collectives if collectives.num_rows else None)
 
 
+def _range_layers(con: Any, run_id: str, depth: int, match: str | None, domain: str | None) -> Layers:
+    """The layers of run ``run_id`` without GPU kernels, timed by its NVTX ranges (``timed_by`` ``ranges``:
+    ``run_range_layers`` rows, with the modelled work of a trace's recorded ops)."""
+    table = fetch(
+        con, "run_range_layers", {"run_id": run_id, "depth": depth, "match": match, "domain": domain}
+    )
+    table = with_modelled_work(con, run_id, depth, table, "inclusive_ns")
+    coverage = fetch(con, "coverage_summary", {"run_id": run_id})
+    return Layers(run_id, table, coverage, None, timed_by="ranges")
+
+
 #: the columns :func:`with_modelled_work` appends to a trace run's layers
 MODELLED = ["flops_modelled", "bytes_modelled", "ai_modelled", "flops_per_s_modelled", "ops_without_flops"]
+#: and, where the layers also have counted FLOPs (an ncu run of the same program), the cross-check
+VERSUS_COUNTERS = ["flops_ratio", "gaps"]
 
 
 def with_modelled_work(con: Any, run_id: str, depth: int, table: Any, time_column: str) -> Any:
     """``table`` (layer rows with a ``layer`` column) with the modelled work of the run's recorded ops per layer
-    (step ``op_layers``: :data:`MODELLED` columns flops_modelled (FLOP), bytes_modelled (byte), ai_modelled
-    (FLOP/byte), flops_per_s_modelled (FLOP/s = flops_modelled / the layer's ``time_column``, measured, ns), and
-    ops_without_flops), where the run has recorded ops with shapes (a trace); else ``table`` as it is."""
+    (steps ``op_layers`` and ``layer_modelled_work``: :data:`MODELLED` columns flops_modelled (FLOP),
+    bytes_modelled (byte), ai_modelled (FLOP/byte), flops_per_s_modelled (FLOP/s = flops_modelled / the layer's
+    ``time_column``, measured, ns), ops_without_flops), where the run has recorded ops with shapes (a trace); else
+    ``table`` as it is. Where ``table``'s ``flops`` are counted on some layer (ncu counters matched to the trace's
+    kernels), also :data:`VERSUS_COUNTERS`: flops_ratio (counted / modelled, on layers whose every launch has
+    counters) and gaps (the likely cause of a gap over 10 %, macro ``flops_gap``)."""
     import pyarrow as pa
 
     from rooflake.views.ops import has_ops
 
     if table.num_rows == 0 or not has_ops(con, run_id):
         return table
-    work = {r["layer"]: r for r in fetch(con, "op_layers", {"run_id": run_id, "depth": depth}).to_pylist()}
-    rows = [work.get(layer, {}) for layer in table.column("layer").to_pylist()]
-    times = table.column(time_column).to_pylist()
-    cols = {c: [r.get(c) for r in rows] for c in ("flops_modelled", "bytes_modelled", "ai_modelled")}
-    cols["flops_per_s_modelled"] = [
-        f * 1e9 / t if f is not None and t else None
-        for f, t in zip(cols["flops_modelled"], times, strict=True)
-    ]
-    cols["ops_without_flops"] = [r.get("ops_without_flops") for r in rows]
-    for name in MODELLED:
-        kind = pa.int64() if name == "ops_without_flops" else pa.float64()
-        table = table.append_column(name, pa.array(cols[name], kind))
+    counted = "flops" in table.column_names and table.column("flops").null_count < table.num_rows
+    nulls = pa.nulls(table.num_rows)
+    rows = pa.table({
+        "position": pa.array(range(table.num_rows), pa.int64()),
+        "layer": table.column("layer"),
+        "time_ns": table.column(time_column).cast(pa.float64()),
+        "flops": table.column("flops").cast(pa.float64()) if counted else nulls.cast(pa.float64()),
+        "counters_complete": table.column("counters_complete") if counted else nulls.cast(pa.bool_()),
+    })  # fmt: skip
+    given = {"layer_rows": rows, "op_layer_rows": fetch(con, "op_layers", {"run_id": run_id, "depth": depth})}
+    work = fetch(con, "layer_modelled_work", tables=given, what=f"modelled work per layer of run {run_id}")
+    for name in [*MODELLED, *(VERSUS_COUNTERS if counted else [])]:
+        table = table.append_column(name, work.column(name))
     return table
 
 
@@ -265,20 +287,27 @@ def estimate_roofs_text(points: Any) -> str:
     return text
 
 
+def is_trace(source_format: str) -> bool:
+    """Whether runs of ``source_format`` are traces of a whole program (Nsight Systems, torch.profiler): kernel
+    times as they really ran, no hardware counters."""
+    return source_format.startswith("nsys") or source_format == "torch-trace"
+
+
 def match_runs(store: Any, nsys_run: str, ncu_run: str) -> RunMatch:
-    """Join Nsight Systems run ``nsys_run`` with Nsight Compute run ``ncu_run`` of the same program (query
-    ``nsys_ncu_match``: by NVTX path, name and occurrence, then name and occurrence, then the mean per launch of the
-    name). Run ids may be prefixes. Raises :class:`RunNotFoundError`, :class:`UsageError` (a run of the wrong
-    kind), :class:`QueryError`."""
+    """Join trace run ``nsys_run`` (Nsight Systems or torch.profiler: :func:`is_trace`) with Nsight Compute run
+    ``ncu_run`` of the same program (query ``nsys_ncu_match``: by NVTX path, name and occurrence, then name and
+    occurrence, then the mean per launch of the name). Run ids may be prefixes. Raises :class:`RunNotFoundError`,
+    :class:`UsageError` (a run of the wrong kind), :class:`QueryError`."""
     nsys_run, ncu_run = store.resolve(nsys_run), store.resolve(ncu_run)
     con = connect(store)
     formats = {
         r["run_id"]: r["source_format"]
         for r in fetch(con, "run_formats", {"run_ids": [nsys_run, ncu_run]}).to_pylist()
     }
-    if not formats[nsys_run].startswith("nsys"):
+    if not is_trace(formats[nsys_run]):
         raise UsageError(
-            f"run {nsys_run} is a {formats[nsys_run]} run: the layer run must come from Nsight Systems"
+            f"run {nsys_run} is a {formats[nsys_run]} run: the layer run must be a trace (Nsight Systems or "
+            "torch.profiler)"
         )
     if formats[ncu_run] != "ncu-rep":
         raise UsageError(

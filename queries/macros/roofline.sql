@@ -20,6 +20,16 @@ CASE WHEN coalesce(fp64, fp32, fp16, tensor) IS NOT NULL
 -- counted_flops(x): a FLOP count to rank precisions by: -1 for NULL or NaN (no count).
 CREATE MACRO counted_flops(x) AS CASE WHEN x IS NULL OR isnan(x) THEN -1 ELSE x END;
 
+-- flops_gap(ratio): the likely cause of a gap over 10 % between a layer's counted FLOPs (ncu) and its algorithmic
+-- FLOPs (from the model, or from a trace's recorded shapes), ratio = counted / algorithmic; NULL within 10 %.
+CREATE MACRO flops_gap(ratio) AS
+CASE
+    WHEN ratio > 1.1 THEN 'FLOPs: executed > algorithmic (padding, tiles computed past the edge, recomputation, or '
+        || 'a counting convention: ncu counts FP16 lanes and tensor ops as issued)'
+    WHEN ratio < 0.9 THEN 'FLOPs: executed < algorithmic (Winograd/FFT convolution, or ops no counter sees: '
+        || 'tensor ops without the tensor section, SFU, integer)'
+END;
+
 -- dominant_precision(fp64, fp32, fp16, tensor): the precision with the most FLOPs (NULL and NaN count as none: a
 -- failed replay's NaN is above every number to DuckDB; ties: fp64, fp32, fp16, tensor); NULL where no precision has
 -- FLOPs (a copy, an int8 GEMM: no precision to name).
