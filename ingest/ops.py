@@ -23,7 +23,7 @@ import contextlib
 import contextvars
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,11 +39,14 @@ MODULE_CAT = "python_function"
 
 @dataclass(slots=True)
 class _Node:
-    row: dict[str, Any]
+    row: dict[str, Any]  # the range's row until the op's values are taken (then empty)
+    range_id: int
+    parent_id: int | None
+    name: str
     args: dict[str, Any]
     is_op: bool
     stack: list[str]
-    modules: list[str]
+    modules: tuple[str, ...]  # (shared with the parent's where the range adds no module scope)
     carrier: int | None = None  # the range carrying this subtree's work from above (or itself)
     nested: list[str] = field(default_factory=list)  # carrying ops nested in an op with no rule
 
@@ -63,6 +66,7 @@ class _Args(msgspec.Struct):
 
 _DECODE = msgspec.json.Decoder(_Args).decode
 _NONE = _Args()
+_NO_ARGS: dict[str, Any] = {}  # a node's args once its row is made (nothing reads them after)
 
 
 def _args(text: Any) -> dict[str, Any]:
@@ -85,23 +89,27 @@ def _args(text: Any) -> dict[str, Any]:
     return out
 
 
-def _nodes(ranges: list[dict[str, Any]], is_op: Any) -> list[_Node]:
-    """The ranges in nesting order (parents first), each with its stack of names and module scopes."""
-    ordered = sorted(ranges, key=lambda r: (r["start_ns"] is None, r["start_ns"] or 0, -(r["end_ns"] or 0)))
+def _nodes(ranges: Iterable[dict[str, Any]], is_op: Any, *, ordered: bool = False) -> Iterator[_Node]:
+    """The ranges in nesting order (parents first: by start, then longest first; ``ordered``: ``ranges`` come so),
+    each with its stack of names and module scopes, made one at a time (:func:`op_columns` takes each node's row
+    and args away once its values are taken)."""
+    if not ordered:
+        ranges = sorted(
+            ranges, key=lambda r: (r["start_ns"] is None, r["start_ns"] or 0, -(r["end_ns"] or 0))
+        )
     by_id: dict[int, _Node] = {}
-    out = []
-    for r in ordered:
-        # (the parsed fields are kept, the args text goes: a third of the pass's memory)
+    for r in ranges:
+        # (the parsed fields are kept until the op's values are taken, the args text goes now)
         args = _args(r.pop("args", None))
-        parent = by_id.get(r["parent_id"]) if r.get("parent_id") is not None else None
-        cat = args.get("cat")
-        modules = list(parent.modules) if parent else []
-        if cat == MODULE_CAT:
-            modules.append(r["name"])
-        node = _Node(r, args, bool(is_op(r, args)), [*(parent.stack if parent else []), r["name"]], modules)
-        by_id[r["range_id"]] = node
-        out.append(node)
-    return out
+        parent_id = r.get("parent_id")
+        parent = by_id.get(parent_id) if parent_id is not None else None
+        modules = parent.modules if parent else ()
+        if args.get("cat") == MODULE_CAT:
+            modules = (*modules, r["name"])
+        stack = [*(parent.stack if parent else []), r["name"]]
+        node = _Node(r, r["range_id"], parent_id, r["name"], args, bool(is_op(r, args)), stack, modules)
+        by_id[node.range_id] = node
+        yield node
 
 
 def torch_op(row: dict[str, Any], args: dict[str, Any]) -> bool:
@@ -134,44 +142,75 @@ def torch_recorded(node_args: dict[str, Any]) -> Recorded | None:
     )
 
 
-def op_rows(
-    ranges: list[dict[str, Any]],
+def op_rows(ranges: Iterable[dict[str, Any]], **kw: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The ``ops`` rows of :func:`op_columns` as dicts (column name -> value), one per op, and its counts."""
+    cols, counts = op_columns(ranges, **kw)
+    names = list(cols)
+    return [dict(zip(names, values, strict=True)) for values in zip(*cols.values(), strict=True)], counts
+
+
+#: the columns of :func:`op_columns`, in the order of :data:`rooflake.schema.OPS`
+_ROW_COLUMNS = (
+    "op_id", "range_id", "op_name", "module_path", "nvtx_stack", "input_dims", "input_types", "concrete_inputs",
+    "dtype", "flops", "flops_source", "bytes", "bytes_l2_modelled", "bytes_dram_modelled", "traffic_model",
+    "carrier_op_id", "cpu_time_ns", "start_ns", "thread",
+)  # fmt: skip
+
+
+def op_columns(
+    ranges: Iterable[dict[str, Any]],
     *,
     is_op: Any = torch_op,
     recorded: Any = None,
     gpu: GpuSpec | None = None,
     replay: bool = True,
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The ``ops`` rows (without run_id and the GPU-time columns) of ``ranges`` (rows of the ``ranges`` table:
-    range_id, name, text, start_ns, end_ns, thread, parent_id, args), and counts for the ingest summary
-    (``ops``, ``without_shapes``, ``without_rule``). ``is_op(row, args)`` says which ranges are ops;
-    ``recorded(node)`` gives an op's :class:`Recorded` shapes (default: torch.profiler's args)."""
+    ordered: bool = False,
+) -> tuple[dict[str, list[Any]], dict[str, int]]:
+    """The ``ops`` columns (without run_id and the GPU-time columns: :data:`_ROW_COLUMNS`, a list of values each,
+    one per op) of ``ranges`` (rows of the ``ranges`` table: range_id, name, text, start_ns, end_ns, thread,
+    parent_id, args), and counts for the ingest summary (``ops``, ``without_shapes``, ``without_rule``).
+    ``is_op(row, args)`` says which ranges are ops; ``recorded(node)`` gives an op's :class:`Recorded` shapes
+    (default: torch.profiler's); ``ordered``: ``ranges`` come parents first (see :func:`_nodes`). One pass over the
+    ranges: a range's row and parsed args are dropped once its values are taken (the columns, not a dict per op,
+    hold what stays)."""
     recorded = recorded or (lambda n: torch_recorded(n.args))
-    nodes = [n for n in _nodes(ranges, is_op)]
-    by_range = {n.row["range_id"]: n for n in nodes}
-    op_ids = {n.row["range_id"]: i for i, n in enumerate(n for n in nodes if n.is_op)}
-    rows: list[dict[str, Any]] = []
-    counts: Counter[str] = Counter()
-    for n in nodes:
-        parent = by_range.get(n.row["parent_id"]) if n.row.get("parent_id") is not None else None
+    by_range: dict[int, _Node] = {}
+    op_ids: dict[int, int] = {}
+    cols: dict[str, list[Any]] = {c: [] for c in _ROW_COLUMNS}
+    op_nodes: list[_Node] = []
+    for n in _nodes(ranges, is_op, ordered=ordered):
+        by_range[n.range_id] = n
+        parent = by_range.get(n.parent_id) if n.parent_id is not None else None
         n.carrier = parent.carrier if parent else None
         if not n.is_op:
+            n.row = n.args = _NO_ARGS
             continue
+        op_ids[n.range_id] = len(op_nodes)
+        op_nodes.append(n)
         rec = recorded(n)
         work, counted = _judge(n, rec, by_range, op_ids, gpu, replay)
         # (a view carries nothing: where it copies after all, a reshape of a strided tensor, its nested clone does)
         if work.flops is not None and not counted and work.flops_source != VIEW_SOURCE:
-            n.carrier = n.row["range_id"]
+            n.carrier = n.range_id
             _tell_ancestors(n, by_range, op_ids)
-        rows.append(_row(n, rec, work, op_ids))
-    for r, n in zip(rows, (n for n in nodes if n.is_op), strict=True):
-        if r["flops"] is None and not r["flops_source"].startswith("counted in") and n.nested:
-            r["flops_source"] = "counted in its nested ops: " + ", ".join(sorted(set(n.nested)))
+        for c, v in zip(_ROW_COLUMNS, _values(n, rec, work, op_ids), strict=True):
+            cols[c].append(v)
+        n.row = n.args = _NO_ARGS
+    return cols, _finish(cols, op_nodes)
+
+
+def _finish(cols: dict[str, list[Any]], op_nodes: list[_Node]) -> dict[str, int]:
+    """Name the nested carrying ops in the ops that carry nothing themselves (``flops_source``); the counts."""
+    counts: Counter[str] = Counter()
+    flops, sources, dims = cols["flops"], cols["flops_source"], cols["input_dims"]
+    for i, n in enumerate(op_nodes):
+        if flops[i] is None and not sources[i].startswith("counted in") and n.nested:
+            sources[i] = "counted in its nested ops: " + ", ".join(sorted(set(n.nested)))
         counts["ops"] += 1
-        counted = r["flops_source"].startswith("counted in")
-        counts["without_shapes"] += r["input_dims"] is None and not counted
-        counts["without_rule"] += r["flops_source"].startswith("none:") and r["input_dims"] is not None
-    return rows, dict(counts)
+        counted = sources[i].startswith("counted in")
+        counts["without_shapes"] += dims[i] is None and not counted
+        counts["without_rule"] += sources[i].startswith("none:") and dims[i] is not None
+    return dict(counts)
 
 
 def _judge(
@@ -180,10 +219,10 @@ def _judge(
     """(the op's work, whether an enclosing op carries it)."""
     if n.carrier is not None:
         carrier = by_range[n.carrier]
-        return OpWork(None, f"counted in {carrier.row['name']} (op {op_ids[n.carrier]})"), True
+        return OpWork(None, f"counted in {carrier.name} (op {op_ids[n.carrier]})"), True
     if rec is None:
         return OpWork(None, "none: no shapes recorded (profile with record_shapes=True)"), False
-    return _work_of(rec.op or n.row["name"], rec, gpu, replay), False
+    return _work_of(rec.op or n.name, rec, gpu, replay), False
 
 
 _WORK: dict[
@@ -217,11 +256,11 @@ def _work_of(name: str, rec: Recorded, gpu: Any, replay: bool) -> OpWork:
 
 def _tell_ancestors(n: _Node, by_range: dict[int, _Node], op_ids: dict[int, int]) -> None:
     """Name the carrying op ``n`` in the enclosing ops that carry nothing themselves (wrappers without a rule)."""
-    cur = by_range.get(n.row["parent_id"]) if n.row.get("parent_id") is not None else None
+    cur = by_range.get(n.parent_id) if n.parent_id is not None else None
     while cur is not None and cur.carrier is None:
         if cur.is_op:
-            cur.nested.append(n.row["name"])
-        cur = by_range.get(cur.row["parent_id"]) if cur.row.get("parent_id") is not None else None
+            cur.nested.append(n.name)
+        cur = by_range.get(cur.parent_id) if cur.parent_id is not None else None
 
 
 _TEXTS: dict[
@@ -245,30 +284,31 @@ def _text(v: Any) -> str | None:
     return text
 
 
-def _row(n: _Node, rec: Recorded | None, w: OpWork, op_ids: dict[int, int]) -> dict[str, Any]:
+def _values(n: _Node, rec: Recorded | None, w: OpWork, op_ids: dict[int, int]) -> tuple[Any, ...]:
+    """An op's values, in the order of :data:`_ROW_COLUMNS` (graph_launch and captured_op_id are NULL here)."""
     r = n.row
     start, end = r.get("start_ns"), r.get("end_ns")
-    return {
-        "op_id": op_ids[r["range_id"]],
-        "range_id": r["range_id"],
-        "op_name": r["name"],
-        "module_path": "/".join(n.modules) or None,
-        "nvtx_stack": n.stack,
-        "input_dims": _text(rec.dims) if rec else None,
-        "input_types": _text(rec.types) if rec else None,
-        "concrete_inputs": _text(rec.concrete) if rec else None,
-        "dtype": w.dtype,
-        "flops": w.flops,
-        "flops_source": w.flops_source,
-        "bytes": w.bytes,
-        "bytes_l2_modelled": w.bytes_l2,
-        "bytes_dram_modelled": w.bytes_dram,
-        "traffic_model": w.traffic_model,
-        "carrier_op_id": op_ids[n.carrier] if n.carrier is not None else None,
-        "cpu_time_ns": end - start if start is not None and end is not None else None,
-        "start_ns": start,
-        "thread": r.get("thread"),
-    }
+    return (
+        op_ids[n.range_id],
+        n.range_id,
+        n.name,
+        "/".join(n.modules) or None,
+        n.stack,
+        _text(rec.dims) if rec else None,
+        _text(rec.types) if rec else None,
+        _text(rec.concrete) if rec else None,
+        w.dtype,
+        w.flops,
+        w.flops_source,
+        w.bytes,
+        w.bytes_l2,
+        w.bytes_dram,
+        w.traffic_model,
+        op_ids[n.carrier] if n.carrier is not None else None,
+        end - start if start is not None and end is not None else None,
+        start,
+        r.get("thread"),
+    )
 
 
 def summary(counts: dict[str, int]) -> list[str]:
@@ -297,18 +337,51 @@ def op_table(tables: dict[str, Any], run_id: str, **kw: Any) -> tuple[Any, list[
     arrow = {k: v.to_arrow() if isinstance(v, DuckTable) else v for k, v in tables.items() if v is not None}
     cols = ["range_id", "name", "text", "start_ns", "end_ns", "thread", "parent_id", "args"]
     ranges = arrow["ranges"]
-    rows, counts = op_rows(ranges.select([c for c in cols if c in ranges.column_names]).to_pylist(), **kw)
-    if not rows:
+    values, counts = op_columns(
+        _in_order(ranges.select([c for c in cols if c in ranges.column_names])), ordered=True, **kw
+    )
+    if not values["op_id"]:
         return pa.Table.from_pylist([], schema=OPS), []
     schema = _without_gpu(OPS)
-    ops = pa.Table.from_pylist(rows, schema=pa.schema([f for f in schema if f.name != "run_id"]))
-    del rows  # (a dict per op: gone before the GPU times are joined)
+    n = len(values["op_id"])
+    ops = (
+        pa.table(  # (the CUDA-graph columns stay NULL here: rooflake.ingest.graphs fills them for a capture)
+            {
+                f.name: pa.array(values.pop(f.name), f.type) if f.name in values else pa.nulls(n, f.type)
+                for f in schema
+                if f.name != "run_id"
+            }  # fmt: skip
+        )
+    )
+    del values  # (gone before the GPU times are joined)
     ops = ops.append_column(
         schema.field("run_id"), pa.array([run_id] * ops.num_rows, schema.field("run_id").type)
     )
     times = _gpu_times(sqlscript, ops, arrow.get("kernels"), arrow.get("memops"))
     del ops
     return times.select(OPS.names).cast(OPS), summary(counts)
+
+
+def _in_order(ranges: Any) -> Iterator[dict[str, Any]]:
+    """The rows of ``ranges`` (pa.Table) parents first, as :func:`_nodes` orders them (start, NULL last; then end
+    descending, NULL as 0; a stable sort), made a block at a time (not a dict per range at once)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    start = ranges.column("start_ns")
+    keys = pa.table({
+        "no_start": pc.is_null(start),  # (False first: the ranges without a start come last, as NULLs)
+        "start": start,
+        "end": pc.coalesce(ranges.column("end_ns"), pa.scalar(0, ranges.schema.field("end_ns").type)),
+    })  # fmt: skip
+    order = pc.sort_indices(
+        keys, sort_keys=[("no_start", "ascending"), ("start", "ascending"), ("end", "descending")]
+    )
+    for i in range(0, len(order), _ROWS_AT_ONCE):
+        yield from ranges.take(order[i : i + _ROWS_AT_ONCE]).to_pylist()
+
+
+_ROWS_AT_ONCE = 1 << 16
 
 
 def _without_gpu(schema: Any) -> Any:

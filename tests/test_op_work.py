@@ -624,3 +624,48 @@ def test_gpu_time_per_op_is_the_exact_sum_of_its_launches(ops: list, kernels: li
             len(under),
             exact,
         )
+
+
+_RANGE = st.tuples(
+    st.one_of(st.none(), st.integers(0, 6)),  # start (ties and NULLs on purpose)
+    st.one_of(st.none(), st.integers(0, 9)),  # end
+    st.booleans(),  # an op (cpu_op) or a module scope
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranges=st.lists(_RANGE, max_size=14))
+def test_the_ops_table_orders_ranges_as_the_rows_do(ranges: list) -> None:
+    """op_table sorts the ranges in Arrow and makes their rows a block at a time; op_rows sorts Python rows:
+    the same order (start, NULL last; end descending, NULL as 0; stable), so the same op ids and chains."""
+    import pyarrow as pa
+
+    rows = [
+        {
+            "range_id": i,
+            "name": f"aten::mm{i}" if op else f"M{i}",
+            "text": None,
+            "start_ns": s,
+            "end_ns": e,
+            "thread": 1,
+            "parent_id": i - 1 if i % 3 else None,
+            "args": json.dumps(
+                {
+                    "cat": "cpu_op" if op else "python_function",
+                    "Input Dims": [[2, 3], [3, 4]],
+                    "Input type": ["float", "float"],
+                }
+            ),
+        }  # fmt: skip
+        for i, (s, e, op) in enumerate(ranges)
+    ]
+    table = pa.Table.from_pylist([dict(r) for r in rows], schema=pa.schema([
+        ("range_id", pa.int64()), ("name", pa.string()), ("text", pa.string()), ("start_ns", pa.int64()),
+        ("end_ns", pa.int64()), ("thread", pa.int64()), ("parent_id", pa.int64()), ("args", pa.string()),
+    ]))  # fmt: skip
+    from rooflake.ingest import ops
+
+    got, _ = ops.op_table({"ranges": table, "kernels": None, "memops": None}, "r")
+    want, _ = ops.op_rows(rows)
+    keep = ["op_id", "range_id", "flops", "flops_source", "carrier_op_id", "module_path", "nvtx_stack"]
+    assert got.select(keep).to_pylist() == [{k: r[k] for k in keep} for r in want]

@@ -94,8 +94,8 @@ def layers(
     their FLOPs/bytes from it (:func:`match_runs`) and the layers' FLOPs, AI and FLOP/s follow (time stays the
     trace's); where the trace recorded ops with shapes, ``table`` also sets the counted FLOPs beside the modelled
     ones (:func:`with_modelled_work`: flops_ratio, gaps). ``run_id`` an ncu run and ``with_run`` a trace run: the
-    same pair, the trace's layers. ``match`` and ``device``
-    keep the comparison's layers and measured kernels as they keep ``table``'s. Raises :class:`RunNotFoundError`,
+    same pair, the trace's layers. ``match`` and ``device`` keep the comparison's layers and measured kernels as
+    they keep ``table``'s. Raises :class:`RunNotFoundError`,
     :class:`UsageError` (``with_run`` of the wrong kind; beside an estimate run, a run without GPU kernels that is
     not an Nsight Systems run; ``device`` for a run without GPU kernels), :class:`RooflineDataError` (beside an
     estimate run, a run without GPU kernels that has no layer at ``depth``: :func:`no_layers`),
@@ -119,9 +119,7 @@ def layers(
         kinds = (run_info(con, run_id)["source_format"], run_info(con, with_run)["source_format"])
         if kinds[1] == "torch-model":
             return _versus_estimates(con, run_id, with_run, depth, (match, device, domain), cpu)
-        if kinds[0] == "ncu-rep" and is_trace(
-            kinds[1]
-        ):  # `rl layers NCU_RUN --with TRACE_RUN`: the same pair
+        if kinds[0] == "ncu-rep" and is_trace(kinds[1]):  # `rl layers NCU --with TRACE`: the same pair
             return layers(store, with_run, depth, match, device, run_id, domain=domain)
     if cpu and with_run is None:
         return _range_layers(con, run_id, depth, match, domain)
@@ -135,8 +133,13 @@ def layers(
         import pyarrow.compute as pc
 
         coverage = coverage.filter(pc.equal(coverage["device_id"], device))
+    return Layers(run_id, table, coverage, matched, collectives=_collectives(con, run_id))
+
+
+def _collectives(con: Any, run_id: str) -> Any:
+    """The ``collectives`` rows of run ``run_id``, or None for a run with none (a single-GPU run)."""
     collectives = fetch(con, "collectives", {"run_id": run_id}, what=f"collectives of run {run_id}")
-    return Layers(run_id, table, coverage, matched, collectives=collectives if collectives.num_rows else None)
+    return collectives if collectives.num_rows else None
 
 
 def _range_layers(con: Any, run_id: str, depth: int, match: str | None, domain: str | None) -> Layers:
