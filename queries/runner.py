@@ -231,10 +231,13 @@ def column_units(name: str) -> dict[str, str | None]:
 
 @functools.cache
 def macros() -> str:
-    """SQL creating the scalar macros the queries share (``macros/*.sql``)."""
+    """SQL creating the scalar macros the queries share (``macros/*.sql``, and ``datasheet_name``, made from the
+    Python rule it follows: :func:`rooflake.schema.gpu_names.datasheet_name_macro`)."""
+    from rooflake.schema.gpu_names import datasheet_name_macro
+
     folder = resources.files(__package__).joinpath(MACROS)
     files = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
-    return "\n".join(p.read_text(encoding="utf-8") for p in files)
+    return "\n".join([*(p.read_text(encoding="utf-8") for p in files), datasheet_name_macro()])
 
 
 def _macro_sql(q: Query) -> str:

@@ -33,6 +33,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from rooflake.schema.gpu_names import normalise
+
 GPUS_FILE = "datasheet_gpus.csv"
 NUMBERS_FILE = "datasheets.csv"
 # published unit -> (base unit, factor)
@@ -55,7 +57,6 @@ PROPERTIES = (
     "MEMORY_CLOCK",
     "NVLINK",
 )
-_DROP_WORDS = {"nvidia", "tesla", "geforce"}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -104,14 +105,6 @@ def numbers() -> pa.Table:
             cols[k].append(r[k])
         cols["note"].append(r["note"] or None)
     return pa.table(cols)
-
-
-def normalise(name: str) -> str:
-    """A device name as the catalog's ``match`` patterns see it: lower case, words split on anything that is not a
-    letter or digit, vendor and brand words dropped (``NVIDIA GeForce RTX 4060 Ti`` -> ``rtx 4060 ti``,
-    ``NVIDIA A100-PCIE-40GB`` -> ``a100 pcie 40gb``)."""
-    words = re.split(r"[^a-z0-9]+", name.lower())
-    return " ".join(w for w in words if w and w not in _DROP_WORDS)
 
 
 def match(name: str | None, compute_capability: str | None = None) -> str | None:

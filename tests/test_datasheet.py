@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rooflake.schema import datasheets as ds
 
@@ -143,3 +145,25 @@ def test_the_wheel_ships_the_catalog() -> None:
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
     data = conf["tool"]["setuptools"]["package-data"]["rooflake.schema"]
     assert "*.csv" in data
+
+
+_NAMES = st.text(alphabet="NVIDIAGeForceTeslaRTXHAB0123456789 -_/()ti", max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(_NAMES, max_size=8))
+def test_the_sql_datasheet_name_is_normalise(names: list[str]) -> None:
+    """The datasheet_name macro (SQL, made from the words normalise drops) writes every name as normalise does:
+    the catalog's own names, the device names of the fixtures' reports, and made-up ones."""
+    import duckdb
+
+    from rooflake.queries import macros
+    from rooflake.schema.gpu_names import normalise
+
+    real = ["NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4060 Ti", "Tesla V100-SXM2-16GB", "NVIDIA A100-PCIE-40GB",
+            "NVIDIA A10G", "", "  ", "GEFORCE--nvidia"]  # fmt: skip
+    every = [*real, *(g["gpu"] for g in ds.gpus()), *names]
+    con = duckdb.connect()
+    con.execute(macros())
+    got = con.execute("SELECT datasheet_name(n) FROM unnest($names) AS t(n)", {"names": every}).fetchall()
+    assert [g for (g,) in got] == [normalise(n) for n in every]

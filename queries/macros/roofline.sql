@@ -90,15 +90,6 @@ list_filter(
     lambda x: x IS NOT NULL
 );
 
--- datasheet_name(name): a device name as the datasheet catalog's `match` patterns see it (lower case, words split on
--- anything that is not a letter or digit, the vendor and brand words nvidia, tesla, geforce dropped), as
--- rooflake.schema.datasheets.normalise gives it: 'NVIDIA H100 80GB HBM3' -> 'h100 80gb hbm3'.
-CREATE MACRO datasheet_name(name) AS
-array_to_string(
-    list_filter(string_split_regex(lower(name), '[^a-z0-9]+'), lambda w: w <> '' AND w NOT IN ('nvidia', 'tesla', 'geforce')),
-    ' '
-);
-
 -- time_bound(t_min, flops, peak, bytes, bw): the largest term of a time-based roofline's T_min = max(F / P, Q / W,
 -- t_o) in ns (Wang et al., arXiv 2009.04598): 'compute', 'DRAM' or 'launch'; NULL without T_min.
 CREATE MACRO time_bound(t_min, flops, peak, bytes, bw) AS
