@@ -133,13 +133,15 @@ def print_counted(table: Any) -> None:
     if counted == 0 and "flops_modelled" in table.column_names:
         typer.echo(
             "FLOPs, bytes and AI are modelled from the recorded ops' shapes (*_modelled: each op counted once; "
-            "time measured); no launch has FLOP counters (an ncu report of the same program has them)"
+            "time measured); no launch has FLOP counters (an ncu run of the same program has them: --with NCU_RUN "
+            "sets them beside the modelled ones)"
         )
         return
     if counted == 0:
         typer.echo(
-            "no launch of these layers has FLOP counters (an ncu report with the roofline sections has them; an "
-            "nsys run takes them from one: --with NCU_RUN): flops, ai_* and flops_per_s are NULL"
+            "no launch of these layers has FLOP counters (an ncu report with the roofline sections has them; a "
+            "trace run, nsys or torch.profiler, takes them from one: --with NCU_RUN): flops, ai_* and flops_per_s "
+            "are NULL"
         )
         return
     typer.echo(
