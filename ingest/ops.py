@@ -89,15 +89,17 @@ def _args(text: Any) -> dict[str, Any]:
     return out
 
 
-def _nodes(ranges: Iterable[dict[str, Any]], is_op: Any, *, ordered: bool = False) -> Iterator[_Node]:
+def _nodes(
+    ranges: Iterable[dict[str, Any]], is_op: Any, by_id: dict[int, _Node], *, ordered: bool = False
+) -> Iterator[_Node]:
     """The ranges in nesting order (parents first: by start, then longest first; ``ordered``: ``ranges`` come so),
-    each with its stack of names and module scopes, made one at a time (:func:`op_columns` takes each node's row
-    and args away once its values are taken)."""
+    each with its stack of names and module scopes, made one at a time and entered in ``by_id`` (range_id -> node,
+    the caller's: :func:`op_columns` looks parents up there and takes each node's row and args away once its
+    values are taken)."""
     if not ordered:
         ranges = sorted(
             ranges, key=lambda r: (r["start_ns"] is None, r["start_ns"] or 0, -(r["end_ns"] or 0))
         )
-    by_id: dict[int, _Node] = {}
     for r in ranges:
         # (the parsed fields are kept until the op's values are taken, the args text goes now)
         args = _args(r.pop("args", None))
@@ -178,8 +180,7 @@ def op_columns(
     op_ids: dict[int, int] = {}
     cols: dict[str, list[Any]] = {c: [] for c in _ROW_COLUMNS}
     op_nodes: list[_Node] = []
-    for n in _nodes(ranges, is_op, ordered=ordered):
-        by_range[n.range_id] = n
+    for n in _nodes(ranges, is_op, by_range, ordered=ordered):
         parent = by_range.get(n.parent_id) if n.parent_id is not None else None
         n.carrier = parent.carrier if parent else None
         if not n.is_op:
@@ -344,16 +345,11 @@ def op_table(tables: dict[str, Any], run_id: str, **kw: Any) -> tuple[Any, list[
         return pa.Table.from_pylist([], schema=OPS), []
     schema = _without_gpu(OPS)
     n = len(values["op_id"])
-    ops = (
-        pa.table(  # (the CUDA-graph columns stay NULL here: rooflake.ingest.graphs fills them for a capture)
-            {
-                f.name: pa.array(values.pop(f.name), f.type) if f.name in values else pa.nulls(n, f.type)
-                for f in schema
-                if f.name != "run_id"
-            }  # fmt: skip
-        )
-    )
-    del values  # (gone before the GPU times are joined)
+    # (each list goes as its column is made; the CUDA-graph columns stay NULL: rooflake.ingest.graphs fills them)
+    columns = {f.name: pa.array(values.pop(f.name), f.type) if f.name in values else pa.nulls(n, f.type)
+               for f in schema if f.name != "run_id"}  # fmt: skip
+    ops = pa.table(columns)
+    del values, columns  # (gone before the GPU times are joined)
     ops = ops.append_column(
         schema.field("run_id"), pa.array([run_id] * ops.num_rows, schema.field("run_id").type)
     )

@@ -14,19 +14,29 @@
 --   flops_ratio           DOUBLE    1       counted (ncu) / modelled FLOPs; NULL without counters on every launch of
 --                                           the layer (layer_rows.counters_complete) or without modelled FLOPs
 --   gaps                  VARCHAR[] -       the gaps over 10 % with their likely cause; NULL without counters
+WITH j AS (
+    SELECT
+        l.*,
+        o.flops_modelled,
+        o.bytes_modelled,
+        o.ai_modelled,
+        o.ops_without_flops,
+        CASE WHEN l.counters_complete THEN l.flops / nullif(o.flops_modelled, 0) END AS flops_ratio
+    FROM layer_rows AS l
+    LEFT JOIN op_layer_rows AS o USING (layer)
+)
 SELECT
-    l.position::BIGINT AS position,
-    o.flops_modelled,
-    o.bytes_modelled,
-    o.ai_modelled,
-    o.flops_modelled * 1e9 / nullif(l.time_ns, 0) AS flops_per_s_modelled,
-    o.ops_without_flops,
-    CASE WHEN l.counters_complete THEN l.flops / nullif(o.flops_modelled, 0) END AS flops_ratio,
-    CASE WHEN l.flops IS NOT NULL THEN list_filter([
-        CASE WHEN NOT l.counters_complete THEN 'FLOPs: counters cover only part of the launches (no ratio)' END,
-        CASE WHEN o.flops_modelled IS NULL THEN 'no recorded op with a FLOP rule under this layer' END,
-        flops_gap(CASE WHEN l.counters_complete THEN l.flops / nullif(o.flops_modelled, 0) END)
+    position::BIGINT AS position,
+    flops_modelled,
+    bytes_modelled,
+    ai_modelled,
+    flops_modelled * 1e9 / nullif(time_ns, 0) AS flops_per_s_modelled,
+    ops_without_flops,
+    flops_ratio,
+    CASE WHEN flops IS NOT NULL THEN list_filter([
+        CASE WHEN NOT counters_complete THEN 'FLOPs: counters cover only part of the launches (no ratio)' END,
+        CASE WHEN flops_modelled IS NULL THEN 'no recorded op with a FLOP rule under this layer' END,
+        flops_gap(flops_ratio)
     ], lambda x: x IS NOT NULL) END AS gaps
-FROM layer_rows AS l
-LEFT JOIN op_layer_rows AS o USING (layer)
-ORDER BY l.position
+FROM j
+ORDER BY position
